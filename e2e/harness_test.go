@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// crowBin is the crow binary built once by TestMain.
+var crowBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "crow-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	crowBin = filepath.Join(dir, "crow")
+	build := exec.Command("go", "build", "-o", crowBin, "../cmd/crow")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building crow:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Daemon is one crow instance run as a real process with its own CROW_HOME.
+type Daemon struct {
+	t    *testing.T
+	Name string
+	Home string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	log  *bytes.Buffer // every run's output, appended
+	done chan struct{}
+	Addr string // gateway host:port of the current run
+	Key  string
+}
+
+// NewDaemon creates a home directory and runs `crow init` in it. With importFrom
+// set, it joins that daemon's identity as a satellite through the export blob.
+func NewDaemon(t *testing.T, name string, importFrom *Daemon) *Daemon {
+	t.Helper()
+	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{}}
+	if importFrom == nil {
+		d.MustCLI("init", "--name", name)
+	} else {
+		blob := filepath.Join(t.TempDir(), name+".blob")
+		importFrom.MustCLI("identity", "export", "--out", blob)
+		d.MustCLI("init", "--name", name, "--import", blob)
+	}
+	key, err := os.ReadFile(filepath.Join(d.Home, "api-key"))
+	if err != nil {
+		t.Fatalf("%s: reading api-key: %v", name, err)
+	}
+	d.Key = strings.TrimSpace(string(key))
+	t.Cleanup(func() {
+		d.Stop()
+		if t.Failed() {
+			d.mu.Lock()
+			t.Logf("---- log of %s ----\n%s", d.Name, d.log.String())
+			d.mu.Unlock()
+		}
+	})
+	return d
+}
+
+// env is the environment every crow process of this daemon gets.
+func (d *Daemon) env() []string {
+	return append(os.Environ(), "CROW_HOME="+d.Home, "CROW_PASSPHRASE=e2e-passphrase", "CROW_LOG_LEVEL=debug")
+}
+
+// CLI runs a crow command against this daemon's home.
+func (d *Daemon) CLI(args ...string) (stdout, stderr string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, crowBin, args...)
+	cmd.Env = d.env()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// MustCLI runs a crow command and fails the test if it does not exit 0.
+func (d *Daemon) MustCLI(args ...string) string {
+	d.t.Helper()
+	out, errOut, err := d.CLI(args...)
+	if err != nil {
+		d.t.Fatalf("%s: crow %s: %v\nstdout: %s\nstderr: %s", d.Name, strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// Start runs `crow serve` on loopback ports of its own and waits until the
+// gateway answers /health.
+func (d *Daemon) Start(extra ...string) {
+	d.t.Helper()
+	d.mu.Lock()
+	if d.cmd != nil {
+		d.mu.Unlock()
+		d.t.Fatalf("%s already running", d.Name)
+	}
+	os.Remove(filepath.Join(d.Home, "gateway.addr"))
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--sync-listen", "/ip4/127.0.0.1/tcp/0"}, extra...)
+	cmd := exec.Command(crowBin, args...)
+	cmd.Env = d.env()
+	fmt.Fprintf(d.log, "==== start %s %v\n", d.Name, args)
+	w := &lockedWriter{mu: &d.mu, w: d.log}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		d.mu.Unlock()
+		d.t.Fatalf("%s: starting crow serve: %v", d.Name, err)
+	}
+	d.cmd = cmd
+	d.done = make(chan struct{})
+	done := d.done
+	go func() { cmd.Wait(); close(done) }()
+	d.mu.Unlock()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			d.t.Fatalf("%s: crow serve exited during start-up", d.Name)
+		default:
+		}
+		if b, err := os.ReadFile(filepath.Join(d.Home, "gateway.addr")); err == nil && len(b) > 0 {
+			addr := strings.TrimSpace(string(b))
+			if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					d.Addr = addr
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s: gateway did not come up within 30s", d.Name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop sends SIGTERM and waits for a clean exit (failing the test on a dirty one).
+func (d *Daemon) Stop() { d.signal(syscall.SIGTERM, true) }
+
+// Kill sends SIGKILL (kill -9) and waits.
+func (d *Daemon) Kill() { d.signal(syscall.SIGKILL, false) }
+
+func (d *Daemon) signal(sig syscall.Signal, wantClean bool) {
+	d.mu.Lock()
+	cmd, done := d.cmd, d.done
+	d.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		d.t.Errorf("%s: did not exit within 30s of %v", d.Name, sig)
+	}
+	if wantClean && cmd.ProcessState != nil && !cmd.ProcessState.Success() {
+		d.t.Errorf("%s: unclean exit after %v: %v", d.Name, sig, cmd.ProcessState)
+	}
+	d.mu.Lock()
+	d.cmd = nil
+	d.mu.Unlock()
+}
+
+// Log returns everything the daemon printed so far.
+func (d *Daemon) Log() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.log.String()
+}
+
+// Do sends a REST request with the owner key and decodes the JSON answer.
+func (d *Daemon) Do(method, path string, body any) (int, map[string]any) {
+	d.t.Helper()
+	return d.DoKey(d.Key, method, path, body)
+}
+
+// DoKey is Do with an explicit key ("" sends none).
+func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any) {
+	d.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, "http://"+d.Addr+path, r)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s: %s %s: %v", d.Name, method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			d.t.Fatalf("%s: %s %s: answer is not a JSON object (%d): %s", d.Name, method, path, resp.StatusCode, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
