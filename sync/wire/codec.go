@@ -1,0 +1,189 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Errors returned by Decode.
+var (
+	// ErrVersion is returned by Decode for a payload whose version byte is unknown.
+	ErrVersion = errors.New("wire: unknown version")
+	// ErrType is returned by Decode for an unknown message type.
+	ErrType = errors.New("wire: unknown message type")
+	// ErrMalformed is returned by Decode for a payload that does not follow the
+	// format (short, trailing bytes, impossible counts, bad UTF-8).
+	ErrMalformed = errors.New("wire: malformed message")
+)
+
+// Encode returns the version-1 payload of m (without the frame header).
+func Encode(m Message) []byte {
+	b := []byte{Version, m.msgType()}
+	switch m := m.(type) {
+	case *Heads:
+		b = binary.BigEndian.AppendUint32(b, uint32(len(m.Heads)))
+		for _, h := range m.Heads {
+			b = appendHead(b, h)
+		}
+	case *Request:
+		b = binary.BigEndian.AppendUint64(b, m.ReqID)
+		b = append(b, m.Feed[:]...)
+		b = binary.BigEndian.AppendUint64(b, m.Start)
+		b = binary.BigEndian.AppendUint64(b, m.End)
+	case *Data:
+		b = binary.BigEndian.AppendUint64(b, m.ReqID)
+		b = appendHead(b, m.Head)
+		b = binary.BigEndian.AppendUint64(b, m.Start)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(m.Entries)))
+		for _, e := range m.Entries {
+			b = appendBytes(b, e)
+		}
+		b = appendBytes(b, m.Proof)
+	case *Error:
+		b = binary.BigEndian.AppendUint64(b, m.ReqID)
+		b = binary.BigEndian.AppendUint16(b, uint16(m.Code))
+		b = appendBytes(b, []byte(m.Message))
+	default:
+		panic(fmt.Sprintf("wire: Encode of %T", m))
+	}
+	return b
+}
+
+func appendHead(b []byte, h Head) []byte {
+	b = append(b, h.Feed[:]...)
+	b = binary.BigEndian.AppendUint64(b, h.Length)
+	return appendBytes(b, h.Signed)
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+	return append(b, v...)
+}
+
+// Decode parses a payload produced by Encode. The result does not alias p.
+func Decode(p []byte) (Message, error) {
+	if len(p) < 2 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(p))
+	}
+	if p[0] != Version {
+		return nil, fmt.Errorf("%w: %d", ErrVersion, p[0])
+	}
+	d := decoder{b: p[2:]}
+	var m Message
+	switch p[1] {
+	case TypeHeads:
+		n := d.u32()
+		// A head takes at least 32+8+4 bytes: bound n before allocating.
+		if !d.fits(n, 44) {
+			return nil, fmt.Errorf("%w: heads count %d", ErrMalformed, n)
+		}
+		hs := make([]Head, n)
+		for i := range hs {
+			hs[i] = d.head()
+		}
+		m = &Heads{Heads: hs}
+	case TypeRequest:
+		r := &Request{ReqID: d.u64()}
+		r.Feed = d.key()
+		r.Start = d.u64()
+		r.End = d.u64()
+		m = r
+	case TypeData:
+		r := &Data{ReqID: d.u64()}
+		r.Head = d.head()
+		r.Start = d.u64()
+		n := d.u32()
+		if !d.fits(n, 4) {
+			return nil, fmt.Errorf("%w: entry count %d", ErrMalformed, n)
+		}
+		r.Entries = make([][]byte, n)
+		for i := range r.Entries {
+			r.Entries[i] = d.bytes()
+		}
+		r.Proof = d.bytes()
+		m = r
+	case TypeError:
+		e := &Error{ReqID: d.u64(), Code: ErrorCode(d.u16())}
+		msg := d.bytes()
+		if len(msg) > MaxErrorMessage || !utf8.Valid(msg) {
+			return nil, fmt.Errorf("%w: error message", ErrMalformed)
+		}
+		e.Message = string(msg)
+		m = e
+	default:
+		return nil, fmt.Errorf("%w: 0x%02x", ErrType, p[1])
+	}
+	if d.bad {
+		return nil, fmt.Errorf("%w: type 0x%02x truncated", ErrMalformed, p[1])
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(d.b))
+	}
+	return m, nil
+}
+
+// decoder reads fixed fields; once it runs short it sets bad and returns zeros.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.bad || n < 0 || len(d.b) < n {
+		d.bad = true
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+// fits reports whether n items of at least min bytes each can still follow.
+func (d *decoder) fits(n uint32, min int) bool {
+	return !d.bad && uint64(n)*uint64(min) <= uint64(len(d.b))
+}
+
+func (d *decoder) u16() uint16 {
+	if v := d.take(2); v != nil {
+		return binary.BigEndian.Uint16(v)
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if v := d.take(4); v != nil {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if v := d.take(8); v != nil {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (d *decoder) key() (k FeedKey) {
+	copy(k[:], d.take(32))
+	return k
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.u32()
+	if uint64(n) > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	v := d.take(int(n))
+	if v == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(v)), v...)
+}
+
+func (d *decoder) head() Head {
+	return Head{Feed: d.key(), Length: d.u64(), Signed: d.bytes()}
+}

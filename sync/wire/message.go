@@ -1,0 +1,122 @@
+package wire
+
+import (
+	"encoding/hex"
+	"fmt"
+)
+
+// Version is the payload version byte written by this package.
+const Version byte = 1
+
+// Message type bytes (version 1). Frozen.
+const (
+	TypeHeads   byte = 0x01
+	TypeRequest byte = 0x02
+	TypeData    byte = 0x03
+	TypeError   byte = 0x04
+)
+
+// Limits enforced by the decoders.
+const (
+	// MaxFrameSize is the largest payload a frame may carry (8 MiB).
+	MaxFrameSize = 8 << 20
+	// MaxErrorMessage is the longest Error.Message in bytes.
+	MaxErrorMessage = 256
+)
+
+// FeedKey identifies a feed: the Ed25519 public key of the instance that
+// authors it.
+type FeedKey [32]byte
+
+// String returns the key in hex.
+func (k FeedKey) String() string { return hex.EncodeToString(k[:]) }
+
+// Short returns the first 8 hex digits, for logs.
+func (k FeedKey) Short() string { return hex.EncodeToString(k[:4]) }
+
+// Head is a feed's signed head as it crosses the wire. Length is the number of
+// entries the head covers; Signed is the feed package's encoding of the signed
+// head (which also contains the length and is what a receiver verifies). A Head
+// received from the network is untrusted until package feed verified Signed.
+type Head struct {
+	Feed   FeedKey
+	Length uint64
+	Signed []byte
+}
+
+// Range is a contiguous run of entries [Start, Start+len(Entries)) of one feed
+// together with the proof that ties them to Head (format owned by package feed).
+type Range struct {
+	Head    Head
+	Start   uint64
+	Entries [][]byte
+	Proof   []byte
+}
+
+// End is the index after the last entry of r.
+func (r Range) End() uint64 { return r.Start + uint64(len(r.Entries)) }
+
+// Message is one of *Heads, *Request, *Data, *Error.
+type Message interface {
+	msgType() byte
+}
+
+// Heads announces the signed heads of feeds the sender holds. Sent for every
+// held feed when a session starts, then for each feed whose head advances.
+type Heads struct {
+	Heads []Head
+}
+
+// Request asks for entries [Start, End) of Feed. ReqID is chosen by the
+// requester and echoed in the answer.
+type Request struct {
+	ReqID uint64
+	Feed  FeedKey
+	Start uint64
+	End   uint64
+}
+
+// Data answers a Request with a prefix of the asked range (at least one entry)
+// proven against the server's current signed head Range.Head.
+type Data struct {
+	ReqID uint64
+	Range
+}
+
+// Error answers a Request that cannot be served.
+type Error struct {
+	ReqID   uint64
+	Code    ErrorCode
+	Message string
+}
+
+// ErrorCode says why a request was not served. Frozen values.
+type ErrorCode uint16
+
+// Error codes.
+const (
+	// CodeNotFound: the server does not hold the feed or the range start is at
+	// or beyond its length.
+	CodeNotFound ErrorCode = 1
+	// CodeInternal: the server failed to read the range.
+	CodeInternal ErrorCode = 2
+	// CodeBadRequest: the request is malformed (End <= Start, ...).
+	CodeBadRequest ErrorCode = 3
+)
+
+func (c ErrorCode) String() string {
+	switch c {
+	case CodeNotFound:
+		return "not_found"
+	case CodeInternal:
+		return "internal"
+	case CodeBadRequest:
+		return "bad_request"
+	}
+	return fmt.Sprintf("code_%d", uint16(c))
+}
+
+func (*Heads) msgType() byte   { return TypeHeads }
+func (*Request) msgType() byte { return TypeRequest }
+func (*Data) msgType() byte    { return TypeData }
+func (*Error) msgType() byte   { return TypeError }

@@ -1,0 +1,152 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func key(b byte) (k FeedKey) {
+	for i := range k {
+		k[i] = b
+	}
+	return k
+}
+
+// goldens pins the version-1 encoding. These bytes must never change; a format
+// change is a new version byte (see doc.go).
+var goldens = []struct {
+	name string
+	msg  Message
+	hex  string
+}{
+	{"heads-empty", &Heads{Heads: []Head{}}, "0101" + "00000000"},
+	{"heads-one", &Heads{Heads: []Head{{Feed: key(0xaa), Length: 7, Signed: []byte{1, 2, 3}}}},
+		"0101" + "00000001" + strings.Repeat("aa", 32) + "0000000000000007" + "00000003" + "010203"},
+	{"request", &Request{ReqID: 1, Feed: key(0x11), Start: 4096, End: 8192},
+		"0102" + "0000000000000001" + strings.Repeat("11", 32) + "0000000000001000" + "0000000000002000"},
+	{"data", &Data{ReqID: 2, Range: Range{
+		Head:  Head{Feed: key(0x22), Length: 3, Signed: []byte{0xff}},
+		Start: 1, Entries: [][]byte{[]byte("a"), {}}, Proof: []byte{9, 9}}},
+		"0103" + "0000000000000002" + strings.Repeat("22", 32) + "0000000000000003" + "00000001ff" +
+			"0000000000000001" + "00000002" + "0000000161" + "00000000" + "000000020909"},
+	{"error", &Error{ReqID: 3, Code: CodeNotFound, Message: "no"},
+		"0104" + "0000000000000003" + "0001" + "000000026e6f"},
+}
+
+func TestGolden(t *testing.T) {
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			got := hex.EncodeToString(Encode(g.msg))
+			if got != g.hex {
+				t.Fatalf("Encode = %s\nwant     %s", got, g.hex)
+			}
+			raw, _ := hex.DecodeString(g.hex)
+			m, err := Decode(raw)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !reflect.DeepEqual(m, g.msg) {
+				t.Fatalf("Decode = %#v, want %#v", m, g.msg)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good := Encode(&Request{ReqID: 1, Feed: key(1), Start: 0, End: 1})
+	cases := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"empty", nil, ErrMalformed},
+		{"version", append([]byte{2}, good[1:]...), ErrVersion},
+		{"type", []byte{1, 0x7f}, ErrType},
+		{"short", good[:len(good)-1], ErrMalformed},
+		{"trailing", append(append([]byte{}, good...), 0), ErrMalformed},
+		{"huge-count", []byte{1, TypeHeads, 0xff, 0xff, 0xff, 0xff}, ErrMalformed},
+		{"bad-utf8", Encode(&Error{ReqID: 1, Code: 1, Message: "\xff"}), ErrMalformed},
+		{"long-message", Encode(&Error{ReqID: 1, Code: 1, Message: strings.Repeat("x", MaxErrorMessage+1)}), ErrMalformed},
+	}
+	for _, c := range cases {
+		if _, err := Decode(c.in); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestFrames(t *testing.T) {
+	var buf bytes.Buffer
+	for _, p := range [][]byte{{}, []byte("hello"), bytes.Repeat([]byte{7}, 1000)} {
+		if err := WriteFrame(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := hex.EncodeToString(buf.Bytes()[:13]); got != "00000000"+"0000000568656c6c6f" {
+		t.Fatalf("frame bytes %s", got)
+	}
+	for _, want := range []int{0, 5, 1000} {
+		p, err := ReadFrame(&buf, 0)
+		if err != nil || len(p) != want {
+			t.Fatalf("ReadFrame = %d bytes, %v; want %d", len(p), err, want)
+		}
+	}
+	if _, err := ReadFrame(&buf, 0); err != io.EOF {
+		t.Fatalf("at end: %v, want io.EOF", err)
+	}
+	big := []byte{0, 0, 0x10, 0}
+	if _, err := ReadFrame(bytes.NewReader(big), 100); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("over limit: %v", err)
+	}
+	if _, err := ReadFrame(bytes.NewReader([]byte{0, 0, 0, 5, 1}), 0); err != io.ErrUnexpectedEOF {
+		t.Fatalf("cut frame: %v", err)
+	}
+	if err := WriteFrame(io.Discard, make([]byte, MaxFrameSize+1)); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("write over limit: %v", err)
+	}
+}
+
+// FuzzDecode checks that Decode never panics and that whatever it accepts
+// re-encodes to the same bytes (the format is canonical).
+func FuzzDecode(f *testing.F) {
+	for _, g := range goldens {
+		raw, _ := hex.DecodeString(g.hex)
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		m, err := Decode(p)
+		if err != nil {
+			return
+		}
+		if again := Encode(m); !bytes.Equal(again, p) {
+			t.Fatalf("re-encode differs:\n in  %x\n out %x", p, again)
+		}
+	})
+}
+
+// FuzzReadFrame checks that framing never panics nor returns more than the limit.
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 0xaa}, 16)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, 0)
+	f.Fuzz(func(t *testing.T, p []byte, max int) {
+		r := bytes.NewReader(p)
+		for {
+			b, err := ReadFrame(r, max)
+			if err != nil {
+				return
+			}
+			limit := max
+			if limit <= 0 || limit > MaxFrameSize {
+				limit = MaxFrameSize
+			}
+			if len(b) > limit {
+				t.Fatalf("frame of %d over limit %d", len(b), limit)
+			}
+		}
+	})
+}
