@@ -1,0 +1,108 @@
+package home
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// AtomicWrite replaces path with data: it writes a temp file in the same
+// directory, fsyncs it, sets perm, renames it over path and fsyncs the
+// directory. Readers see the old or the new content, never a mix, and after a
+// crash the file is one or the other.
+func AtomicWrite(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeExclusive is AtomicWrite that fails with an error wrapping
+// fs.ErrExist instead of replacing an existing file. The complete temp file
+// is hard-linked into place (link never overwrites); where hard links are
+// unsupported it falls back to an O_EXCL create, which is exclusive but not
+// atomic.
+func writeExclusive(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("writing %s: %w", path, fs.ErrExist)
+	default:
+		if err := createExclusive(path, data, perm); err != nil {
+			return err
+		}
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// createExclusive creates path with O_EXCL and writes and fsyncs data.
+func createExclusive(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm) // the umask may have narrowed or the mode may differ
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeTemp(path string, data []byte, perm os.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return tmp, nil
+}
+
+// syncDir fsyncs a directory so that a rename or create in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}
