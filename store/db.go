@@ -1,0 +1,237 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// schemaVersion is the store's on-disk layout version, kept at m/schema.
+const schemaVersion = 1
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// Logger receives badger's warnings and errors (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock used for updated_at stamps (default time.Now).
+	Now func() time.Time
+	// MemTableSize in bytes (default 16 MiB). It also bounds the size of one transaction
+	// (badger allows about 15% of it).
+	MemTableSize int64
+	// InMemory runs badger without disk, for tests that do not need durability.
+	InMemory bool
+}
+
+// DB is the badger database of one instance. It is safe for concurrent use.
+type DB struct {
+	bdb *badger.DB
+	now func() time.Time
+	log *slog.Logger
+
+	mu sync.Mutex // guards queueHead and queueCh
+	// queueHead is the highest q/ seq known committed.
+	queueHead uint64
+	// queueCh is closed (and replaced) when queueHead advances.
+	queueCh chan struct{}
+}
+
+// Open opens (creating if needed) the badger database in dir, tuned for a small footprint:
+// 16 MiB memtables, small caches, two compactors, values over 4 KiB in the value log, and
+// SyncWrites so every commit is fsynced.
+func Open(dir string, opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = 16 << 20
+	}
+	bo := badger.DefaultOptions(dir).
+		WithInMemory(opts.InMemory).
+		WithSyncWrites(true).
+		WithMemTableSize(opts.MemTableSize).
+		WithNumMemtables(3).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(8).
+		WithBaseTableSize(2 << 20).
+		WithValueThreshold(4 << 10).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(4 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2).
+		WithLogger(slogBadger{opts.Logger.With("component", "badger")}).
+		WithLoggingLevel(badger.WARNING)
+	if opts.InMemory {
+		bo = bo.WithDir("").WithValueDir("")
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
+	}
+	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
+	if err := db.init(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) init() error {
+	return db.bdb.Update(func(txn *badger.Txn) error {
+		v, err := getUint(txn, keySchema)
+		if err != nil {
+			return err
+		}
+		if v > schemaVersion {
+			return fmt.Errorf("store schema %d is newer than this build (%d)", v, schemaVersion)
+		}
+		if v == 0 {
+			if err := setUint(txn, keySchema, schemaVersion); err != nil {
+				return err
+			}
+		}
+		seq, err := getUint(txn, keySeq)
+		if err != nil {
+			return err
+		}
+		db.queueHead = seq
+		return nil
+	})
+}
+
+// Close closes the database. Callers stop the Writer and other users first.
+func (db *DB) Close() error {
+	if err := db.bdb.Close(); err != nil {
+		return fmt.Errorf("closing badger: %w", err)
+	}
+	return nil
+}
+
+// Badger exposes the underlying database for packages that share it (feed). They must keep
+// to their own key prefixes (docs/ARCHITECTURE.md).
+func (db *DB) Badger() *badger.DB { return db.bdb }
+
+// Now returns the DB clock's current time.
+func (db *DB) Now() time.Time { return db.now() }
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(fn func(txn *badger.Txn) error) error { return db.bdb.View(fn) }
+
+// Update runs fn in a read-write transaction and commits it, retrying (re-running fn) up to
+// 10 times on badger.ErrConflict. After a successful commit it publishes the new queue head,
+// so rows written with PutRowTxn reach the search indexer at once.
+func (db *DB) Update(fn func(txn *badger.Txn) error) error {
+	var err error
+	for range 10 {
+		err = db.bdb.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return db.NotifyQueue()
+}
+
+// NotifyQueue re-reads s/seq and wakes queue watchers if it advanced. Call it after committing
+// a raw badger transaction that used PutRowTxn.
+func (db *DB) NotifyQueue() error {
+	var seq uint64
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		seq, err = getUint(txn, keySeq)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reading queue head: %w", err)
+	}
+	db.publishQueue(seq)
+	return nil
+}
+
+func (db *DB) publishQueue(seq uint64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if seq > db.queueHead {
+		db.queueHead = seq
+		close(db.queueCh)
+		db.queueCh = make(chan struct{})
+	}
+}
+
+// QueueHead returns the highest q/ seq known to be committed, and a channel closed when it
+// next advances. Waiting until an index has caught up with QueueHead gives read-your-writes.
+func (db *DB) QueueHead() (uint64, <-chan struct{}) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.queueHead, db.queueCh
+}
+
+// slogBadger adapts slog to badger.Logger.
+type slogBadger struct{ l *slog.Logger }
+
+func (s slogBadger) Errorf(f string, a ...any)   { s.l.Error(fmt.Sprintf(f, a...)) }
+func (s slogBadger) Warningf(f string, a ...any) { s.l.Warn(fmt.Sprintf(f, a...)) }
+func (s slogBadger) Infof(f string, a ...any)    { s.l.Info(fmt.Sprintf(f, a...)) }
+func (s slogBadger) Debugf(f string, a ...any)   { s.l.Debug(fmt.Sprintf(f, a...)) }
+
+// Keys.
+var (
+	keySchema     = []byte("m/schema")
+	keyLamport    = []byte("s/lamport")
+	keySeq        = []byte("s/seq")
+	keyUpdatedAt  = []byte("s/updated_at")
+	prefixApplied = []byte("s/applied/")
+	prefixQueue   = []byte("q/")
+	prefixRows    = []byte("t/")
+)
+
+func rowKey(table, rowID string) []byte {
+	return []byte("t/" + table + "/" + rowID)
+}
+
+func tablePrefix(table string) []byte { return []byte("t/" + table + "/") }
+
+func queueKey(seq uint64) []byte {
+	k := make([]byte, 2, 10)
+	copy(k, prefixQueue)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func getUint(txn *badger.Txn, key []byte) (uint64, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", key, err)
+	}
+	var v uint64
+	err = item.Value(func(b []byte) error {
+		if len(b) != 8 {
+			return fmt.Errorf("bad length %d", len(b))
+		}
+		v = binary.BigEndian.Uint64(b)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", key, err)
+	}
+	return v, nil
+}
+
+func setUint(txn *badger.Txn, key []byte, v uint64) error {
+	if err := txn.Set(key, binary.BigEndian.AppendUint64(nil, v)); err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Row is the envelope stored under t/<table>/<row_id> (docs/ARCHITECTURE.md). Data is the
+// whole row as its table defines it; a delete keeps the envelope with Deleted set and the last
+// data (a tombstone), so a long-offline peer cannot resurrect it.
+type Row struct {
+	RowID      string          `json:"row_id"`
+	Table      string          `json:"table"`
+	Data       json.RawMessage `json:"data"`
+	LamportTS  uint64          `json:"lamport_ts"`
+	InstanceID string          `json:"instance_id"`
+	VV         VV              `json:"vv"`
+	Deleted    bool            `json:"deleted"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+
+	// Seq is the q/ sequence number of the change that produced this version. It is set on
+	// rows returned by Writer.Write and PutRowTxn and is not stored in the envelope.
+	Seq uint64 `json:"-"`
+}
+
+func validRowID(id string) bool {
+	return id != "" && len(id) <= 512 && !strings.ContainsAny(id, "\x00")
+}
+
+func decodeRow(item *badger.Item) (*Row, error) {
+	r := new(Row)
+	err := item.Value(func(b []byte) error { return json.Unmarshal(b, r) })
+	if err != nil {
+		return nil, fmt.Errorf("decoding row %s: %w", item.Key(), err)
+	}
+	return r, nil
+}
+
+// GetTxn reads a row inside txn. It returns ErrNotFound if the row does not exist; a
+// tombstone is returned as a row with Deleted set.
+func (db *DB) GetTxn(txn *badger.Txn, table, rowID string) (*Row, error) {
+	if !ValidTable(table) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	item, err := txn.Get(rowKey(table, rowID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading row %s/%s: %w", table, rowID, err)
+	}
+	return decodeRow(item)
+}
+
+// Get reads a row. See GetTxn.
+func (db *DB) Get(table, rowID string) (*Row, error) {
+	var r *Row
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		r, err = db.GetTxn(txn, table, rowID)
+		return err
+	})
+	return r, err
+}
+
+// PutRowTxn writes row (validated and stamped as given; the caller owns lamport, vv and
+// instance id) inside txn and queues a q/ record for it. It returns the row's queue seq. The
+// caller commits; see the package doc about conflicts and NotifyQueue.
+func (db *DB) PutRowTxn(txn *badger.Txn, row *Row) (uint64, error) {
+	seq, err := getUint(txn, keySeq)
+	if err != nil {
+		return 0, err
+	}
+	seq++
+	if err := db.putRowSeqTxn(txn, row, seq); err != nil {
+		return 0, err
+	}
+	if err := setUint(txn, keySeq, seq); err != nil {
+		return 0, err
+	}
+	row.Seq = seq
+	return seq, nil
+}
+
+func (db *DB) putRowSeqTxn(txn *badger.Txn, row *Row, seq uint64) error {
+	if !ValidTable(row.Table) {
+		return fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
+	}
+	if !validRowID(row.RowID) {
+		return fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
+	}
+	b, err := json.Marshal(row)
+	if err != nil {
+		return fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
+	}
+	if err := txn.Set(rowKey(row.Table, row.RowID), b); err != nil {
+		return fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, err)
+	}
+	if err := txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
+		return fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, err)
+	}
+	return nil
+}
+
+// ListOptions selects a page of rows.
+type ListOptions struct {
+	// After is the cursor: only rows whose id sorts after it (before it when Reverse) are
+	// returned. Empty starts at the beginning (end when Reverse).
+	After string
+	// Limit caps the page (default 100, at most 1000).
+	Limit int
+	// IncludeDeleted also returns tombstones.
+	IncludeDeleted bool
+	// Reverse lists in descending row id order.
+	Reverse bool
+	// Filter, if set, keeps only rows for which it returns true. It must not retain the row.
+	Filter func(*Row) bool
+}
+
+// List returns a page of rows of table in row id order, and the cursor of the next page
+// ("" when this is the last page).
+func (db *DB) List(table string, opts ListOptions) ([]Row, string, error) {
+	if !ValidTable(table) {
+		return nil, "", fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	if opts.Limit <= 0 {
+		opts.Limit = 100
+	}
+	opts.Limit = min(opts.Limit, 1000)
+	var rows []Row
+	next := ""
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		prefix := tablePrefix(table)
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefix
+		io.Reverse = opts.Reverse
+		it := txn.NewIterator(io)
+		defer it.Close()
+		start := prefix
+		switch {
+		case opts.Reverse && opts.After == "":
+			start = append(bytes.Clone(prefix), 0xff)
+		case opts.Reverse:
+			start = []byte(string(prefix) + opts.After) // seek lands on it or before
+		case opts.After != "":
+			start = append([]byte(string(prefix)+opts.After), 0) // first key after it
+		}
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			id := string(it.Item().Key()[len(prefix):])
+			if opts.After != "" && id == opts.After {
+				continue
+			}
+			r, err := decodeRow(it.Item())
+			if err != nil {
+				return err
+			}
+			if r.Deleted && !opts.IncludeDeleted {
+				continue
+			}
+			if opts.Filter != nil && !opts.Filter(r) {
+				continue
+			}
+			if len(rows) == opts.Limit {
+				next = rows[len(rows)-1].RowID
+				return nil
+			}
+			rows = append(rows, *r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing %s: %w", table, err)
+	}
+	return rows, next, nil
+}
+
+// ScanTxn calls fn for every row of table (tombstones included) in row id order inside txn.
+// fn must not retain the row past the call unless it copies it (the Row itself is fresh).
+func (db *DB) ScanTxn(txn *badger.Txn, table string, fn func(*Row) error) error {
+	if !ValidTable(table) {
+		return fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	io := badger.DefaultIteratorOptions
+	io.Prefix = tablePrefix(table)
+	it := txn.NewIterator(io)
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		r, err := decodeRow(it.Item())
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

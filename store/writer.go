@@ -1,0 +1,416 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Journal is the local feed as the write path sees it. It is implemented by the feed
+// package's badger-backed log.
+type Journal interface {
+	// Stage writes entries (in order) into txn and returns a function that must be
+	// called after txn commits successfully to advance the in-memory head.
+	Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error)
+}
+
+// OpPut is a Mutation op that writes the row whether or not it exists: it becomes an insert
+// if the row is missing or a tombstone and an update otherwise, decided inside the
+// transaction. It never appears in change records.
+const OpPut Op = "put"
+
+// Mutation is one row change requested of the Writer.
+type Mutation struct {
+	Table string
+	RowID string
+	// Op is OpInsert, OpUpdate, OpDelete or OpPut. Defaults, checked inside the transaction:
+	// insert of a live row → ErrExists; update or delete of a missing or deleted row →
+	// ErrNotFound. An insert over a tombstone is allowed (it revives the row with a newer
+	// version vector).
+	Op Op
+	// Data is the whole new row, a JSON object. For a delete it may be empty, keeping the
+	// row's last data in the tombstone.
+	Data json.RawMessage
+	// Check, if set, runs inside the transaction after the default checks with the row as it
+	// is at that point of the batch (nil if missing; a tombstone has Deleted set). A non-nil
+	// error fails this Write call without affecting others. It may run more than once (the
+	// batch is retried on a transaction conflict) and must not modify existing.
+	Check func(existing *Row) error
+}
+
+// WriterOptions configures NewWriter.
+type WriterOptions struct {
+	// InstanceID is this instance's id, stamped as origin and counted in version vectors.
+	InstanceID string
+	// Journal receives each batch's change records inside the batch transaction.
+	Journal Journal
+	// MaxBatch caps the mutations per transaction (default 256).
+	MaxBatch int
+	// MaxBatchBytes caps the data bytes per transaction (default 512 KiB). A single Write
+	// larger than that still goes alone in one transaction.
+	MaxBatchBytes int
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// WriterStats counts the writer's work since it was created.
+type WriterStats struct {
+	// Commits is the number of committed transactions (each one fsync with SyncWrites).
+	Commits uint64
+	// Mutations is the number of committed mutations.
+	Mutations uint64
+}
+
+// Writer is the local write path: one goroutine (Serve) turns concurrent Write calls into
+// batched transactions (group commit). See the package doc for the steps.
+type Writer struct {
+	db       *DB
+	self     string
+	journal  Journal
+	maxBatch int
+	maxBytes int
+	log      *slog.Logger
+
+	reqs    chan *request
+	done    chan struct{} // closed when Serve returns
+	serving atomic.Bool
+
+	commits   atomic.Uint64
+	mutations atomic.Uint64
+}
+
+// request states.
+const (
+	reqPending int32 = iota
+	reqClaimed
+	reqCancelled
+)
+
+type request struct {
+	muts  []Mutation
+	size  int
+	state atomic.Int32
+	resp  chan outcome // buffered 1
+}
+
+type outcome struct {
+	rows []Row
+	err  error
+}
+
+// NewWriter returns a Writer over db. Run Serve to start it.
+func NewWriter(db *DB, opts WriterOptions) (*Writer, error) {
+	if opts.InstanceID == "" {
+		return nil, errors.New("new writer: empty instance id")
+	}
+	if opts.Journal == nil {
+		return nil, errors.New("new writer: nil journal")
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = 512 << 10
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Writer{
+		db: db, self: opts.InstanceID, journal: opts.Journal,
+		maxBatch: opts.MaxBatch, maxBytes: opts.MaxBatchBytes,
+		log:  opts.Logger.With("component", "store.writer"),
+		reqs: make(chan *request), done: make(chan struct{}),
+	}, nil
+}
+
+// Stats returns counters of committed work.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{Commits: w.commits.Load(), Mutations: w.mutations.Load()}
+}
+
+// Serve runs the write loop until ctx ends. It may be called once. Writes not yet taken into
+// a batch when it returns fail with ErrClosed; a batch in progress completes first.
+func (w *Writer) Serve(ctx context.Context) error {
+	if !w.serving.CompareAndSwap(false, true) {
+		return errors.New("writer: Serve called twice")
+	}
+	defer close(w.done)
+	for {
+		var first *request
+		select {
+		case <-ctx.Done():
+			return nil
+		case first = <-w.reqs:
+		}
+		batch := []*request{first}
+		n, size := len(first.muts), first.size
+	collect:
+		for n < w.maxBatch && size < w.maxBytes {
+			select {
+			case r := <-w.reqs:
+				batch = append(batch, r)
+				n += len(r.muts)
+				size += r.size
+			default:
+				break collect
+			}
+		}
+		claimed := batch[:0]
+		for _, r := range batch {
+			if r.state.CompareAndSwap(reqPending, reqClaimed) {
+				claimed = append(claimed, r)
+			}
+		}
+		if len(claimed) > 0 {
+			w.commitBatch(claimed)
+		}
+	}
+}
+
+// Write applies muts atomically (all or none) and returns the rows as written, each with its
+// queue Seq, once they are durable and in the journal. Mutations of one call are applied in
+// order, so a later one sees an earlier one. If ctx ends before the writer has taken the call
+// into a batch, nothing is written and ctx.Err() is returned; once taken, Write waits for the
+// outcome.
+func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
+	if len(muts) == 0 {
+		return nil, nil
+	}
+	size := 0
+	for i := range muts {
+		if err := validateMutation(&muts[i]); err != nil {
+			return nil, err
+		}
+		size += len(muts[i].Data) + len(muts[i].RowID)
+	}
+	r := &request{muts: muts, size: size, resp: make(chan outcome, 1)}
+	select {
+	case w.reqs <- r:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-w.done:
+		return nil, ErrClosed
+	}
+	select {
+	case o := <-r.resp:
+		return o.rows, o.err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqPending, reqCancelled) {
+			return nil, ctx.Err()
+		}
+		o := <-r.resp // claimed: the batch completes and answers
+		return o.rows, o.err
+	}
+}
+
+func validateMutation(m *Mutation) error {
+	if !ValidTable(m.Table) {
+		return fmt.Errorf("%w: %q", ErrInvalidTable, m.Table)
+	}
+	if !validRowID(m.RowID) {
+		return fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, m.RowID)
+	}
+	switch m.Op {
+	case OpInsert, OpUpdate, OpPut:
+		if !isJSONObject(m.Data) {
+			return fmt.Errorf("%w: %s %s/%s: data must be a JSON object", ErrInvalidMutation, m.Op, m.Table, m.RowID)
+		}
+	case OpDelete:
+		if len(m.Data) > 0 && !isJSONObject(m.Data) {
+			return fmt.Errorf("%w: delete %s/%s: data must be a JSON object", ErrInvalidMutation, m.Table, m.RowID)
+		}
+	default:
+		return fmt.Errorf("%w: unknown op %q", ErrInvalidMutation, m.Op)
+	}
+	return nil
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// commitBatch commits reqs, retrying on conflicts and splitting batches that are too big for
+// one transaction, and answers every request.
+func (w *Writer) commitBatch(reqs []*request) {
+	var outs []outcome
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		outs, err = w.tryBatch(reqs)
+		if !errors.Is(err, badger.ErrConflict) {
+			break
+		}
+	}
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if len(reqs) > 1 {
+			half := len(reqs) / 2
+			w.commitBatch(reqs[:half])
+			w.commitBatch(reqs[half:])
+			return
+		}
+		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	for i, r := range reqs {
+		if err != nil {
+			r.resp <- outcome{err: err}
+		} else {
+			r.resp <- outs[i]
+		}
+	}
+}
+
+type pendingWrite struct {
+	row *Row
+	op  Op
+}
+
+// tryBatch runs one transaction for reqs. A non-nil error means nothing was committed and
+// applies to every request; otherwise outs holds each request's own outcome.
+func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
+	txn := w.db.bdb.NewTransaction(true)
+	defer txn.Discard()
+	lamport, err := getUint(txn, keyLamport)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := getUint(txn, keySeq)
+	if err != nil {
+		return nil, err
+	}
+	now := w.db.now().UTC().Truncate(1e9) // whole seconds: replicas rebuild it from the record
+	batch := map[string]*Row{}            // rows written so far in this batch
+	var writes []pendingWrite
+	outs := make([]outcome, len(reqs))
+	for i, r := range reqs {
+		local := map[string]*Row{}
+		var ws []pendingWrite
+		l, s := lamport, seq
+		for _, m := range r.muts {
+			key := m.Table + "/" + m.RowID
+			existing := local[key]
+			if existing == nil {
+				existing = batch[key]
+			}
+			if existing == nil {
+				existing, err = w.db.GetTxn(txn, m.Table, m.RowID)
+				if errors.Is(err, ErrNotFound) {
+					existing, err = nil, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			op, err := resolveOp(m, existing)
+			if err == nil && m.Check != nil {
+				err = m.Check(cloneRow(existing))
+			}
+			if err != nil {
+				outs[i].err = fmt.Errorf("%s %s/%s: %w", m.Op, m.Table, m.RowID, err)
+				break
+			}
+			l++
+			s++
+			row := &Row{
+				RowID: m.RowID, Table: m.Table, Data: m.Data, LamportTS: l,
+				InstanceID: w.self, Deleted: op == OpDelete, UpdatedAt: now, Seq: s,
+			}
+			if existing != nil {
+				row.VV = existing.VV.Inc(w.self)
+				if op == OpDelete && len(m.Data) == 0 {
+					row.Data = existing.Data
+				}
+			} else {
+				row.VV = VV{w.self: 1}
+			}
+			if len(row.Data) == 0 {
+				row.Data = json.RawMessage("{}")
+			}
+			local[key] = row
+			ws = append(ws, pendingWrite{row, op})
+		}
+		if outs[i].err != nil {
+			continue
+		}
+		for k, v := range local {
+			batch[k] = v
+		}
+		lamport, seq = l, s
+		writes = append(writes, ws...)
+		outs[i].rows = make([]Row, len(ws))
+		for j, pw := range ws {
+			outs[i].rows[j] = *pw.row
+		}
+	}
+	if len(writes) == 0 {
+		return outs, nil
+	}
+	records := make([][]byte, len(writes))
+	for j, pw := range writes {
+		if err := w.db.putRowSeqTxn(txn, pw.row, pw.row.Seq); err != nil {
+			return nil, err
+		}
+		if records[j], err = changeFor(pw.row, pw.op).Marshal(); err != nil {
+			return nil, err
+		}
+	}
+	if err := setUint(txn, keyLamport, lamport); err != nil {
+		return nil, err
+	}
+	if err := setUint(txn, keySeq, seq); err != nil {
+		return nil, err
+	}
+	if err := w.db.touchTxn(txn); err != nil {
+		return nil, err
+	}
+	commit, err := w.journal.Stage(txn, records)
+	if err != nil {
+		return nil, fmt.Errorf("staging %d change records: %w", len(records), err)
+	}
+	if err := txn.Commit(); err != nil {
+		return nil, fmt.Errorf("committing write batch: %w", err)
+	}
+	if commit != nil {
+		commit()
+	}
+	w.commits.Add(1)
+	w.mutations.Add(uint64(len(writes)))
+	w.db.publishQueue(seq)
+	return outs, nil
+}
+
+// resolveOp applies the default checks and turns OpPut into insert or update.
+func resolveOp(m Mutation, existing *Row) (Op, error) {
+	live := existing != nil && !existing.Deleted
+	switch m.Op {
+	case OpInsert:
+		if live {
+			return "", ErrExists
+		}
+	case OpUpdate, OpDelete:
+		if !live {
+			return "", ErrNotFound
+		}
+	case OpPut:
+		if live {
+			return OpUpdate, nil
+		}
+		return OpInsert, nil
+	}
+	return m.Op, nil
+}
+
+func cloneRow(r *Row) *Row {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.VV = r.VV.Copy()
+	c.Data = bytes.Clone(r.Data)
+	return &c
+}
