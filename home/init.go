@@ -46,6 +46,10 @@ type instanceFile struct {
 
 const apiKeyPrefix = "crow_"
 
+// testFailWrite, when set by a test, is called before each file Init writes;
+// an error from it fails that write (fault injection for the rollback path).
+var testFailWrite func(path string) error
+
 // Init initialises dir as a new instance of the identity seed: it creates dir
 // (0700) if needed and writes identity, instance-id (a fresh UUIDv4),
 // instance.json, api-key (a fresh owner key) and api-key.sha256, all 0600.
@@ -132,6 +136,9 @@ func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) 
 			return Info{}, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
+	if err := injectFault(files[0].path); err != nil {
+		return Info{}, err
+	}
 	if err := createExclusive(files[0].path, files[0].data, 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Info{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, files[0].path)
@@ -140,6 +147,9 @@ func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) 
 	}
 	created = append(created, files[0].path)
 	for _, f := range files[1:] {
+		if err := injectFault(f.path); err != nil {
+			return Info{}, err
+		}
 		if err := writeExclusive(f.path, f.data, 0o600); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return Info{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, f.path)
@@ -161,6 +171,13 @@ func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) 
 		CrowID:     seed.CrowID(),
 		PublicKey:  seed.InstancePublicKey(id),
 	}, nil
+}
+
+func injectFault(path string) error {
+	if testFailWrite == nil {
+		return nil
+	}
+	return testFailWrite(path)
 }
 
 // checkName accepts 1–64 printable characters without leading or trailing

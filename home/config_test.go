@@ -1,0 +1,88 @@
+package home
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := LoadConfig(t.TempDir(), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != DefaultConfig() || cfg.Listen != "127.0.0.1:3001" || cfg.LogLevel != "info" {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	d := t.TempDir()
+	toml := `listen = "0.0.0.0:4000"
+sync_listen = "/ip4/127.0.0.1/tcp/4001"
+log_level = "debug"
+gateway_url = "http://100.64.0.1:4000"
+
+[chain]
+rpc_url = "http://localhost:8545"
+`
+	if err := os.WriteFile(filepath.Join(d, ConfigName), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(d, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Listen: "0.0.0.0:4000", SyncListen: "/ip4/127.0.0.1/tcp/4001", LogLevel: "debug",
+		GatewayURL: "http://100.64.0.1:4000", Chain: ChainConfig{RPCURL: "http://localhost:8545"}}
+	if cfg != want {
+		t.Errorf("file only = %+v, want %+v", cfg, want)
+	}
+
+	cfg, err = LoadConfig(d, envOf(map[string]string{
+		"CROW_LISTEN":         "127.0.0.1:5000",
+		"CROW_LOG_LEVEL":      "WARN",
+		"CROW_SYNC_LISTEN":    "", // empty = unset
+		"CROW_CHAIN_CONTRACT": "0xabc",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0xabc"
+	if cfg != want {
+		t.Errorf("file + env = %+v, want %+v", cfg, want)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		toml string
+		env  map[string]string
+		want []string
+	}{
+		"unknown keys":      {"listen = \"x:1\"\nlisten_addr = \"y\"\n[chain]\nrpc = \"z\"\n", nil, []string{"listen_addr", "chain.rpc"}},
+		"unknown table":     {"[gateway]\nport = 1\n", nil, []string{"gateway"}},
+		"syntax":            {"listen = ", nil, []string{"config.toml"}},
+		"wrong type":        {"listen = 3001\n", nil, []string{"listen"}},
+		"bad log level":     {"log_level = \"loud\"\n", nil, []string{"loud"}},
+		"bad env log level": {"", map[string]string{"CROW_LOG_LEVEL": "trace"}, []string{"trace"}},
+	} {
+		d := t.TempDir()
+		os.WriteFile(filepath.Join(d, ConfigName), []byte(tc.toml), 0o600)
+		_, err := LoadConfig(d, envOf(tc.env))
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not name %q", name, err, w)
+			}
+		}
+	}
+}
