@@ -1,0 +1,267 @@
+package feed
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Badger key layout (all under the feed package's prefix "f/"; pk is the
+// feed's raw 32-byte public key, integers are big-endian):
+//
+//	f/s/<pk>            → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
+//	f/e/<pk><uint64 i>  → record of entry i (nodes completed by i, then data)
+//	f/n/<pk><uint64 j>  → node j beyond the stored entries: hash (32) ‖ uint64(size)
+//	f/x/<pk>            → fork evidence (ForkEvidence encoding)
+//
+// One key per entry; the head is written last, in the same transaction when
+// the batch fits one.
+const (
+	keyPrefixLen = 4 // "f/?/"
+	feedKeyLen   = keyPrefixLen + 32
+	entryKeyLen  = feedKeyLen + 8
+)
+
+// BadgerStorage is the Storage of the daemon: feeds in the shared badger
+// database, under keys starting with "f/". Safe for concurrent use.
+type BadgerStorage struct {
+	db *badger.DB
+	// splitBytes is the batch size above which Write splits records over
+	// several transactions (state last) instead of one.
+	splitBytes int
+}
+
+// NewBadgerStorage uses db (opened and closed by the caller).
+func NewBadgerStorage(db *badger.DB) *BadgerStorage {
+	return &BadgerStorage{db: db, splitBytes: 4 << 20}
+}
+
+// DB returns the underlying database.
+func (s *BadgerStorage) DB() *badger.DB { return s.db }
+
+func feedKey(kind byte, key PublicKey) []byte {
+	b := make([]byte, feedKeyLen, entryKeyLen)
+	b[0], b[1], b[2], b[3] = 'f', '/', kind, '/'
+	copy(b[keyPrefixLen:], key[:])
+	return b
+}
+
+func indexKey(kind byte, key PublicKey, i uint64) []byte {
+	return binary.BigEndian.AppendUint64(feedKey(kind, key), i)
+}
+
+func batchBytes(b *Batch) (n int) {
+	for _, r := range b.Records {
+		n += len(r) + entryKeyLen + 16
+	}
+	return n + len(b.Nodes)*(entryKeyLen+nodeWireSize+16) + len(b.Fork) + stateSize
+}
+
+// stage writes b into txn, state last.
+func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch) error {
+	if err := s.stageData(txn.Set, b); err != nil {
+		return err
+	}
+	return s.stageState(txn, b)
+}
+
+func (s *BadgerStorage) stageData(set func(k, v []byte) error, b *Batch) error {
+	if len(b.Records) > 0 {
+		// One allocation for all entry keys; badger keeps them until commit.
+		keys := make([]byte, len(b.Records)*entryKeyLen)
+		proto := feedKey('e', b.Key)
+		for j, rec := range b.Records {
+			k := keys[j*entryKeyLen : (j+1)*entryKeyLen : (j+1)*entryKeyLen]
+			copy(k, proto)
+			binary.BigEndian.PutUint64(k[feedKeyLen:], b.Start+uint64(j))
+			if err := set(k, rec); err != nil {
+				return fmt.Errorf("writing entry %d of %s: %w", b.Start+uint64(j), b.Key, err)
+			}
+		}
+	}
+	for i := range b.Nodes {
+		v := make([]byte, nodeWireSize)
+		putNode(v, &b.Nodes[i])
+		if err := set(indexKey('n', b.Key, b.Nodes[i].Index), v); err != nil {
+			return fmt.Errorf("writing node of %s: %w", b.Key, err)
+		}
+	}
+	if b.Fork != nil {
+		if err := set(feedKey('x', b.Key), b.Fork); err != nil {
+			return fmt.Errorf("writing fork evidence of %s: %w", b.Key, err)
+		}
+	}
+	return nil
+}
+
+func (s *BadgerStorage) stageState(txn *badger.Txn, b *Batch) error {
+	if b.State == nil {
+		return nil
+	}
+	if err := txn.Set(feedKey('s', b.Key), b.State.marshal()); err != nil {
+		return fmt.Errorf("writing state of %s: %w", b.Key, err)
+	}
+	return nil
+}
+
+// Write implements Storage. A batch larger than a few MiB is written as
+// records and nodes through a badger WriteBatch (several transactions),
+// then the state in a final transaction; a crash in between leaves the old
+// state, which does not reach the new records.
+func (s *BadgerStorage) Write(b *Batch) error {
+	if batchBytes(b) <= s.splitBytes {
+		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b) })
+		if !errors.Is(err, badger.ErrTxnTooBig) {
+			return err
+		}
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	if err := s.stageData(wb.Set, b); err != nil {
+		return err
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("writing entries of %s: %w", b.Key, err)
+	}
+	return s.db.Update(func(txn *badger.Txn) error { return s.stageState(txn, b) })
+}
+
+// Delete implements Storage.
+func (s *BadgerStorage) Delete(key PublicKey) error {
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		for _, kind := range []byte{'e', 'n', 's', 'x'} {
+			prefix := feedKey(kind, key)
+			it := txn.NewIterator(opts)
+			for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					it.Close()
+					return err
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("deleting feed %s: %w", key, err)
+	}
+	return wb.Flush()
+}
+
+// View implements Storage with one badger read transaction.
+func (s *BadgerStorage) View(fn func(Reader) error) error {
+	return s.db.View(func(txn *badger.Txn) error { return fn(badgerReader{txn}) })
+}
+
+type badgerReader struct{ txn *badger.Txn }
+
+func (r badgerReader) get(k []byte) ([]byte, bool, error) {
+	item, err := r.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
+}
+
+func (r badgerReader) State(key PublicKey) (State, bool, error) {
+	v, ok, err := r.get(feedKey('s', key))
+	if err != nil || !ok {
+		return State{}, false, err
+	}
+	var st State
+	if err := st.unmarshal(v); err != nil {
+		return State{}, false, fmt.Errorf("feed %s: %w", key, err)
+	}
+	return st, true, nil
+}
+
+func (r badgerReader) Record(key PublicKey, i uint64) ([]byte, error) {
+	v, ok, err := r.get(indexKey('e', key, i))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("record %d of %s missing: %w", i, key, ErrCorrupt)
+	}
+	return v, nil
+}
+
+func (r badgerReader) Records(key PublicKey, start, end uint64, fn func(uint64, []byte) error) error {
+	if start >= end {
+		return nil
+	}
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = feedKey('e', key)
+	if end-start < uint64(opts.PrefetchSize) {
+		opts.PrefetchSize = int(end - start)
+	}
+	it := r.txn.NewIterator(opts)
+	defer it.Close()
+	want := start
+	for it.Seek(indexKey('e', key, start)); it.Valid() && want < end; it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != want {
+			return fmt.Errorf("record %d of %s missing: %w", want, key, ErrCorrupt)
+		}
+		if err := item.Value(func(v []byte) error { return fn(want, v) }); err != nil {
+			return err
+		}
+		want++
+	}
+	if want != end {
+		return fmt.Errorf("record %d of %s missing: %w", want, key, ErrCorrupt)
+	}
+	return nil
+}
+
+func (r badgerReader) Node(key PublicKey, index uint64) (Node, bool, error) {
+	v, ok, err := r.get(indexKey('n', key, index))
+	if err != nil || !ok {
+		return Node{}, false, err
+	}
+	if len(v) != nodeWireSize {
+		return Node{}, false, fmt.Errorf("node %d of %s: %w", index, key, ErrCorrupt)
+	}
+	n := Node{Index: index, Size: binary.BigEndian.Uint64(v[HashSize:])}
+	copy(n.Hash[:], v)
+	return n, true, nil
+}
+
+func (r badgerReader) Fork(key PublicKey) ([]byte, bool, error) {
+	return r.get(feedKey('x', key))
+}
+
+func (r badgerReader) Feeds(fn func(PublicKey, State) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = []byte("f/s/")
+	it := r.txn.NewIterator(opts)
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if len(k) != feedKeyLen {
+			continue
+		}
+		var key PublicKey
+		copy(key[:], k[keyPrefixLen:])
+		var st State
+		if err := item.Value(func(v []byte) error { return st.unmarshal(v) }); err != nil {
+			return fmt.Errorf("feed %s: %w", key, err)
+		}
+		if err := fn(key, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,359 @@
+package feed
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Replicas holds verified replicas of other instances' feeds in a Storage
+// and serves every stored feed (its own included) onward. Safe for
+// concurrent use; Apply calls are serialized.
+type Replicas struct {
+	st   Storage
+	self PublicKey
+
+	mu    sync.Mutex
+	feeds map[PublicKey]*replica // guarded by mu: loaded on first use
+	w     *walker                // guarded by mu
+}
+
+// replica is the in-memory state of one held feed.
+type replica struct {
+	state State
+	has   bool       // a verified head is stored
+	roots []Node     // roots at state.Length
+	fork  *ForkError // non-nil once forked
+}
+
+// FeedInfo describes one feed in storage.
+type FeedInfo struct {
+	Key    PublicKey
+	State  State
+	Forked bool
+}
+
+// OpenReplicas serves the feeds in st. self is the instance's own feed key:
+// Apply refuses it (the author writes it through Log).
+func OpenReplicas(st Storage, self PublicKey) *Replicas {
+	return &Replicas{st: st, self: self, feeds: make(map[PublicKey]*replica), w: newWalker(newHasher())}
+}
+
+// loadLocked returns the replica of key, reading it from storage once.
+func (rs *Replicas) loadLocked(key PublicKey) (*replica, error) {
+	if r := rs.feeds[key]; r != nil {
+		return r, nil
+	}
+	r := &replica{}
+	err := rs.st.View(func(rd Reader) error {
+		if ev, ok, err := rd.Fork(key); err != nil {
+			return err
+		} else if ok {
+			var fe ForkError
+			if err := fe.UnmarshalBinary(ev); err != nil {
+				return err
+			}
+			r.fork = &fe
+		}
+		s, ok, err := rd.State(key)
+		if err != nil || !ok {
+			return err
+		}
+		r.state, r.has = s, true
+		r.roots, err = readRoots(rd, key, s.Length, s.Length)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading replica %s: %w", key, err)
+	}
+	rs.feeds[key] = r
+	return r, nil
+}
+
+// Apply verifies p with entries and stores what extends the replica of
+// p.Head.Key. It is the replica's only write path.
+//
+// The fast path is a range starting at the replica's stored length under a
+// head that is the replica's head or extends it (p.Since == its length):
+// entries are hashed once, nodes come from the replica's own roots and the
+// proof, and one signature is checked. Entries already held are checked,
+// not rewritten. Nothing is stored unless everything verifies.
+//
+// Errors: ErrNotContiguous (range starts after the stored length),
+// ErrUpgradeRequired, ErrStaleHead, ErrInvalidProof, ErrBadSignature,
+// ErrWrongFeed (the own feed), a *ForkError (new fork, or the feed was
+// forked before), or a storage error. On any error nothing was stored
+// except, for a new fork, the fork evidence.
+func (rs *Replicas) Apply(p *Proof, entries [][]byte) (State, error) {
+	key := p.Head.Key
+	if key == rs.self {
+		return State{}, fmt.Errorf("applying to own feed %s: %w", key, ErrWrongFeed)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, err := rs.loadLocked(key)
+	if err != nil {
+		return State{}, err
+	}
+	if r.fork != nil {
+		return r.state, r.fork
+	}
+	c := r.state.Length
+	h0 := r.state.Head
+	b1 := p.Head.Length
+	end := p.End()
+	if p.Start > c {
+		return r.state, fmt.Errorf("applying [%d,%d) to %s holding %d: %w", p.Start, end, key, c, ErrNotContiguous)
+	}
+	if r.has {
+		switch {
+		case b1 > h0.Length && p.Since != h0.Length:
+			return r.state, fmt.Errorf("applying head %d to %s at head %d, proof since %d: %w", b1, key, h0.Length, p.Since, ErrUpgradeRequired)
+		case b1 < h0.Length && b1 > c:
+			return r.state, fmt.Errorf("applying head %d to %s at head %d with %d stored: %w", b1, key, h0.Length, c, ErrStaleHead)
+		}
+	}
+
+	w := rs.w
+	w.reset()
+	var (
+		forkAtC   bool
+		sinceHash [HashSize]byte
+		newRoots  []Node
+		extra     []Node
+		recs      [][]byte
+		slab      []byte
+		off       int
+	)
+	if p.Start <= c && c <= end {
+		w.captureAt(c)
+	}
+	if r.has && b1 > h0.Length {
+		w.captureAt(h0.Length)
+	}
+	if end > c {
+		w.captureAt(end)
+		size := 0
+		for i := c; i < end; i++ {
+			size += recordHeader(i) + len(entries[i-p.Start])
+		}
+		slab = make([]byte, size)
+		recs = make([][]byte, 0, end-c)
+		w.onLeaf = func(i uint64, made []Node) {
+			if i < c {
+				return
+			}
+			e := entries[i-p.Start]
+			h := recordHeader(i)
+			rec := slab[off : off+h+len(e) : off+h+len(e)]
+			for d := range made {
+				putNode(rec[d*nodeWireSize:], &made[d])
+			}
+			copy(rec[h:], e)
+			recs = append(recs, rec)
+			off += len(rec)
+		}
+	}
+	keep := max(c, end)
+	w.onNode = func(made []Node) {
+		for _, n := range made {
+			if _, e := span(n.Index); e > keep {
+				extra = append(extra, n)
+			}
+		}
+	}
+	w.capture = func(at uint64, roots []Node) error {
+		if at == c && p.Start <= c && c <= end && !sameRoots(roots, r.roots) {
+			forkAtC = true
+		}
+		if r.has && at == h0.Length && b1 > h0.Length {
+			sinceHash = w.x.tree(roots)
+		}
+		if at == end && end > c {
+			newRoots = append([]Node(nil), roots...)
+		}
+		return nil
+	}
+	roots, err := w.walk(p, entries)
+	if err == nil {
+		err = w.finish(p, roots)
+	}
+	if err != nil {
+		return r.state, fmt.Errorf("applying [%d,%d) of %s: %w", p.Start, end, key, err)
+	}
+
+	// p is valid and signed. Does it agree with what is held?
+	if r.has {
+		fork := forkAtC ||
+			(b1 == h0.Length && p.Head.TreeHash != h0.TreeHash) ||
+			(b1 > h0.Length && sinceHash != h0.TreeHash)
+		if !fork && b1 < h0.Length {
+			var mine []Node
+			err := rs.st.View(func(rd Reader) error {
+				var err error
+				mine, err = readRoots(rd, key, c, b1)
+				return err
+			})
+			if err != nil {
+				return r.state, fmt.Errorf("checking head %d of %s: %w", b1, key, err)
+			}
+			fork = w.x.tree(mine) != p.Head.TreeHash
+		}
+		if fork {
+			return r.state, rs.recordForkLocked(r, key, h0, p.Head)
+		}
+		if b1 < h0.Length {
+			return r.state, nil // an older head of what is held: nothing new
+		}
+	}
+
+	next := State{Head: p.Head, Length: keep}
+	if r.has && b1 == h0.Length {
+		next.Head = h0
+	}
+	b := &Batch{Key: key, Start: c, Records: recs, Nodes: extra, State: &next}
+	if err := rs.st.Write(b); err != nil {
+		return r.state, fmt.Errorf("storing [%d,%d) of %s: %w", c, end, key, err)
+	}
+	r.state, r.has = next, true
+	if newRoots != nil {
+		r.roots = newRoots
+	}
+	return r.state, nil
+}
+
+// ObserveHead checks a head received without a proof (heads are exchanged
+// on connect): its signature, and whether it contradicts what is held.
+// It returns nil if h is consistent or cannot be checked without a proof
+// (it is longer than the stored entries), ErrBadSignature, or a *ForkError
+// (recorded like Apply's). Nothing else is stored.
+func (rs *Replicas) ObserveHead(h Head) error {
+	if err := h.Verify(); err != nil {
+		return err
+	}
+	if h.Key == rs.self {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, err := rs.loadLocked(h.Key)
+	if err != nil {
+		return err
+	}
+	if r.fork != nil {
+		return r.fork
+	}
+	if !r.has {
+		return nil
+	}
+	h0 := r.state.Head
+	fork := h.Length == h0.Length && h.TreeHash != h0.TreeHash
+	if !fork && h.Length <= r.state.Length && h.Length != h0.Length {
+		var mine []Node
+		err := rs.st.View(func(rd Reader) error {
+			var err error
+			mine, err = readRoots(rd, h.Key, r.state.Length, h.Length)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("checking head %d of %s: %w", h.Length, h.Key, err)
+		}
+		fork = rs.w.x.tree(mine) != h.TreeHash
+	}
+	if fork {
+		return rs.recordForkLocked(r, h.Key, h0, h)
+	}
+	return nil
+}
+
+// recordForkLocked persists fork evidence and marks the replica forked.
+func (rs *Replicas) recordForkLocked(r *replica, key PublicKey, held, other Head) error {
+	fe := &ForkError{Key: key, Held: held, Other: other}
+	ev, _ := fe.MarshalBinary()
+	if err := rs.st.Write(&Batch{Key: key, Fork: ev}); err != nil {
+		return fmt.Errorf("recording fork of %s: %w (fork: %w)", key, err, fe)
+	}
+	r.fork = fe
+	return fe
+}
+
+func sameRoots(a, b []Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// State returns the stored state of a feed (replica or own), or ErrNotFound.
+func (rs *Replicas) State(key PublicKey) (State, error) {
+	var s State
+	err := rs.st.View(func(r Reader) error {
+		var ok bool
+		var err error
+		s, ok, err = r.State(key)
+		if err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return State{}, fmt.Errorf("state of feed %s: %w", key, err)
+	}
+	return s, nil
+}
+
+// List returns every feed held (own and replicas), ordered by key.
+func (rs *Replicas) List() ([]FeedInfo, error) {
+	var out []FeedInfo
+	err := rs.st.View(func(r Reader) error {
+		return r.Feeds(func(k PublicKey, s State) error {
+			_, forked, err := r.Fork(k)
+			out = append(out, FeedInfo{Key: k, State: s, Forked: forked})
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing feeds: %w", err)
+	}
+	return out, nil
+}
+
+// Read returns copies of entries [start, end) of a held feed.
+func (rs *Replicas) Read(key PublicKey, start, end uint64) ([][]byte, error) {
+	return readRange(rs.st, key, start, end)
+}
+
+// Proof proves entries [start, end) of a held feed against its stored head,
+// upgrading from an older head of length since (0 for none), so the
+// replica can be served onward.
+func (rs *Replicas) Proof(key PublicKey, start, end, since uint64) (*Proof, error) {
+	return proveRange(rs.st, key, start, end, since)
+}
+
+// Fork returns the recorded fork of a feed, or nil if it is not forked.
+func (rs *Replicas) Fork(key PublicKey) (*ForkError, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, err := rs.loadLocked(key)
+	if err != nil {
+		return nil, err
+	}
+	return r.fork, nil
+}
+
+// Delete removes a replica with everything stored for it, fork evidence
+// included: the operator's action on a forked feed (replication then starts
+// again from nothing). It refuses the own feed.
+func (rs *Replicas) Delete(key PublicKey) error {
+	if key == rs.self {
+		return fmt.Errorf("deleting own feed %s: %w", key, ErrWrongFeed)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.feeds, key)
+	return rs.st.Delete(key)
+}
