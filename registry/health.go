@@ -1,0 +1,144 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/crow-sync/crow/identity"
+)
+
+// ChallengeSize is the number of random bytes Register and the prober send
+// as a /health challenge (the gateway accepts 16 to 64).
+const ChallengeSize = 32
+
+// maxHealthBody bounds a /health response.
+const maxHealthBody = 64 << 10
+
+// HealthDoc is the /health document as the registry reads it (SPEC §8). The
+// gateway serves it; field names are part of the registration contract.
+type HealthDoc struct {
+	Status     string   `json:"status"`
+	InstanceID string   `json:"instance_id"`
+	Name       string   `json:"name"`
+	Role       string   `json:"role"`
+	CrowID     string   `json:"crow_id"`
+	PublicKey  string   `json:"public_key"` // hex
+	Version    string   `json:"version"`
+	SyncAddrs  []string `json:"sync_addrs"`
+	Challenge  string   `json:"challenge,omitempty"` // hex, echoed
+	Signature  string   `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
+}
+
+// NormalizeGatewayURL checks that s is an absolute http(s) URL with a host
+// and no user info, query or fragment, and returns it without a trailing
+// slash. Errors wrap ErrInvalidURL.
+func NormalizeGatewayURL(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidURL, err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%w: %q: scheme must be http or https", ErrInvalidURL, s)
+	case u.Hostname() == "":
+		return "", fmt.Errorf("%w: %q: no host", ErrInvalidURL, s)
+	case u.User != nil:
+		return "", fmt.Errorf("%w: %q: user info not allowed", ErrInvalidURL, s)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("%w: %q: query or fragment not allowed", ErrInvalidURL, s)
+	}
+	u.Host = strings.ToLower(u.Host)
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// fetchHealth GETs base/health (with ?challenge= when challenge is not nil)
+// and decodes it. Errors wrap ErrUnhealthy.
+func fetchHealth(ctx context.Context, client *http.Client, base string, challenge []byte) (HealthDoc, error) {
+	u, err := url.Parse(base + "/health")
+	if err != nil {
+		return HealthDoc{}, fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	if challenge != nil {
+		u.RawQuery = url.Values{"challenge": {hex.EncodeToString(challenge)}}.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return HealthDoc{}, fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return HealthDoc{}, fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHealthBody+1))
+	if err != nil {
+		return HealthDoc{}, fmt.Errorf("%w: reading %s: %w", ErrUnhealthy, u.Redacted(), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return HealthDoc{}, fmt.Errorf("%w: %s answered %s", ErrUnhealthy, u.Redacted(), resp.Status)
+	}
+	if len(body) > maxHealthBody {
+		return HealthDoc{}, fmt.Errorf("%w: %s: response larger than %d bytes", ErrUnhealthy, u.Redacted(), maxHealthBody)
+	}
+	var doc HealthDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return HealthDoc{}, fmt.Errorf("%w: %s: decoding: %w", ErrUnhealthy, u.Redacted(), err)
+	}
+	if doc.Status != "ok" {
+		return HealthDoc{}, fmt.Errorf("%w: %s: status %q", ErrUnhealthy, u.Redacted(), doc.Status)
+	}
+	return doc, nil
+}
+
+// verifyHealth checks a challenged /health answer against our identity: the
+// challenge is echoed, the crow id is ours, the public key is the one seed
+// derives for the reported instance id, and the signature verifies. It
+// returns the (checked) public key.
+func verifyHealth(seed identity.Seed, crowID string, doc HealthDoc, challenge []byte) (ed25519.PublicKey, error) {
+	if err := validateID(doc.InstanceID); err != nil {
+		return nil, err
+	}
+	echoed, err := hex.DecodeString(doc.Challenge)
+	if err != nil || !bytes.Equal(echoed, challenge) {
+		return nil, fmt.Errorf("%w: instance %q", ErrChallengeMismatch, doc.InstanceID)
+	}
+	if doc.CrowID != crowID {
+		return nil, fmt.Errorf("%w: instance %q has crow id %q, ours is %q", ErrForeignIdentity, doc.InstanceID, doc.CrowID, crowID)
+	}
+	pub, err := decodeKey(doc.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("instance %q: %w", doc.InstanceID, err)
+	}
+	if err := identity.VerifyInstanceKey(seed, doc.InstanceID, pub); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrForeignIdentity, err)
+	}
+	sig, err := hex.DecodeString(doc.Signature)
+	if err != nil {
+		return nil, fmt.Errorf("%w: instance %q: signature is not hex", ErrBadSignature, doc.InstanceID)
+	}
+	if err := identity.VerifyChallenge(pub, challenge, doc.InstanceID, sig); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
+	}
+	return pub, nil
+}
+
+// newChallenge reads ChallengeSize random bytes.
+func (r *Registry) newChallenge() ([]byte, error) {
+	c := make([]byte, ChallengeSize)
+	if _, err := io.ReadFull(r.rand, c); err != nil {
+		return nil, fmt.Errorf("reading challenge randomness: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,230 @@
+package registry
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"unicode/utf8"
+)
+
+// putAttempts bounds retries when the table changes under a write (a
+// replicated row arriving between our read and our write).
+const putAttempts = 3
+
+// Register adds (or refreshes) the instance whose gateway is at gatewayURL,
+// after proving it belongs to our identity (SPEC §7):
+//
+//  1. the URL is validated (ErrInvalidURL);
+//  2. GET /health must answer an "ok" document (ErrUnhealthy);
+//  3. GET /health?challenge=<32 random bytes> must echo the challenge with the
+//     same instance id and key (ErrChallengeMismatch), carry our crow id and
+//     the public key our seed derives for its instance id
+//     (ErrForeignIdentity), and a signature that verifies (ErrBadSignature);
+//  4. a revoked id is refused (ErrRevoked) and a second home is refused
+//     (ErrSecondHome);
+//  5. the row is inserted, or updated if the name, role, URL or sync
+//     addresses changed (re-registering is idempotent: nothing is written
+//     when nothing changed).
+//
+// Each request is bounded by Config.HealthTimeout. On success the instance
+// is recorded as online and its merged view is returned.
+func (r *Registry) Register(ctx context.Context, gatewayURL string) (Instance, error) {
+	base, err := NormalizeGatewayURL(gatewayURL)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering instance: %w", err)
+	}
+	first, err := r.health(ctx, base, nil)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering %s: health check: %w", base, err)
+	}
+	challenge, err := r.newChallenge()
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
+	}
+	doc, err := r.health(ctx, base, challenge)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering %s: challenge: %w", base, err)
+	}
+	if doc.InstanceID != first.InstanceID || doc.PublicKey != first.PublicKey {
+		return Instance{}, fmt.Errorf("registering %s: %w: instance id or key changed between requests (%q then %q)",
+			base, ErrChallengeMismatch, first.InstanceID, doc.InstanceID)
+	}
+	pub, err := verifyHealth(r.seed, r.crowID, doc, challenge)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
+	}
+	row, err := factsRow(doc.InstanceID, doc.Name, doc.Role, base, doc.SyncAddrs)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
+	}
+	row.PublicKey = hex.EncodeToString(pub)
+	if _, err := r.upsert(ctx, row); err != nil {
+		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
+	}
+	if row.ID != r.selfID {
+		r.observe(ctx, row.ID, Observation{Status: StatusOnline, LastSeen: r.clock.Now().Unix()})
+	}
+	return r.Get(row.ID)
+}
+
+// health fetches /health with the per-request timeout.
+func (r *Registry) health(ctx context.Context, base string, challenge []byte) (HealthDoc, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	return fetchHealth(ctx, r.client, base, challenge)
+}
+
+// SelfInfo is what this instance knows of itself at start-up.
+type SelfInfo struct {
+	Name       string
+	Role       string   // RoleHome or RoleSatellite
+	GatewayURL string   // the URL peers reach our gateway at
+	SyncAddrs  []string // multiaddrs peers dial
+}
+
+// RegisterSelf puts this instance's own row in the table (or updates it when
+// its name, role, URL or sync addresses changed; nothing is written when
+// nothing changed), so the table always contains self. The daemon calls it at
+// start, once the gateway and the sync listener are bound. It fails with
+// ErrRevoked if this instance has been revoked (the daemon should stop) and
+// with ErrSecondHome if it claims to be home while another home is registered.
+func (r *Registry) RegisterSelf(ctx context.Context, self SelfInfo) (Instance, error) {
+	base, err := NormalizeGatewayURL(self.GatewayURL)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering self: %w", err)
+	}
+	row, err := factsRow(r.selfID, self.Name, self.Role, base, self.SyncAddrs)
+	if err != nil {
+		return Instance{}, fmt.Errorf("registering self: %w", err)
+	}
+	row.PublicKey = hex.EncodeToString(r.expectedKey(r.selfID))
+	if _, err := r.upsert(ctx, row); err != nil {
+		return Instance{}, fmt.Errorf("registering self: %w", err)
+	}
+	return r.Get(r.selfID)
+}
+
+// factsRow validates and builds the identity facts of a row (no key, no
+// created_at).
+func factsRow(id, name, role, gatewayURL string, addrs []string) (Row, error) {
+	if err := validateID(id); err != nil {
+		return Row{}, err
+	}
+	if !validRole(role) {
+		return Row{}, fmt.Errorf("%w: instance %q has role %q (want %q or %q)", ErrInvalidInstance, id, role, RoleHome, RoleSatellite)
+	}
+	if len(name) > maxNameLen || !utf8.ValidString(name) {
+		return Row{}, fmt.Errorf("%w: instance %q: name is not valid UTF-8 of at most %d bytes", ErrInvalidInstance, id, maxNameLen)
+	}
+	norm, err := normalizeSyncAddrs(addrs)
+	if err != nil {
+		return Row{}, fmt.Errorf("instance %q: %w", id, err)
+	}
+	return Row{ID: id, Name: name, Role: role, GatewayURL: gatewayURL, SyncAddrs: norm}, nil
+}
+
+// upsert writes the identity facts of want (everything but created_at and
+// revocation) unless the stored row already holds them.
+func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	for attempt := 1; ; attempt++ {
+		prevRaw, err := r.table.Get(ctx, want.ID)
+		insert := errors.Is(err, ErrNotFound)
+		if err != nil && !insert {
+			return Row{}, fmt.Errorf("reading instance %q: %w", want.ID, err)
+		}
+		row := want
+		row.CreatedAt = rfc3339(r.clock.Now())
+		if !insert {
+			prev, err := decodeRow(prevRaw)
+			if err != nil {
+				return Row{}, fmt.Errorf("instance %q: %w", want.ID, err)
+			}
+			if prev.Revoked {
+				return Row{}, fmt.Errorf("instance %q (revoked %s): %w", want.ID, prev.RevokedAt, ErrRevoked)
+			}
+			if prev.CreatedAt != "" {
+				row.CreatedAt = prev.CreatedAt
+			}
+			if sameFacts(prev, row) {
+				r.installRowLocked(row) // the snapshot may not have caught up yet
+				return row, nil
+			}
+		}
+		if row.Role == RoleHome {
+			if homes := homesOf(r.snap.Load(), row.ID); len(homes) > 0 {
+				return Row{}, fmt.Errorf("instance %q says it is home: %w (%q)", row.ID, ErrSecondHome, homes[0].ID)
+			}
+		}
+		data, err := encodeRow(row, prevRaw)
+		if err != nil {
+			return Row{}, err
+		}
+		err = r.table.Put(ctx, row.ID, insert, data)
+		if err == nil {
+			r.installRowLocked(row)
+			return row, nil
+		}
+		raced := (insert && errors.Is(err, ErrExists)) || (!insert && errors.Is(err, ErrNotFound))
+		if !raced || attempt == putAttempts {
+			return Row{}, fmt.Errorf("writing instance %q: %w", row.ID, err)
+		}
+	}
+}
+
+// Revoke marks instance id revoked: it is no longer admitted by the sync
+// gater or federation, shows status "revoked", and can never be registered
+// again (the row is kept, not deleted). Revoking a revoked instance is a
+// no-op. It fails with ErrRevokeSelf for this instance and ErrNotFound for an
+// unknown id. Subscribers get an EventRevoked.
+func (r *Registry) Revoke(ctx context.Context, id string) (Instance, error) {
+	if id == r.selfID {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, ErrRevokeSelf)
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	raw, err := r.table.Get(ctx, id)
+	if err != nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+	}
+	row, err := decodeRow(raw)
+	if err != nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+	}
+	if !row.Revoked {
+		row.Revoked = true
+		row.RevokedAt = rfc3339(r.clock.Now())
+		data, err := encodeRow(row, raw)
+		if err != nil {
+			return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+		}
+		if err := r.table.Put(ctx, id, false, data); err != nil {
+			return Instance{}, fmt.Errorf("revoking instance %q: writing: %w", id, err)
+		}
+	}
+	r.installRowLocked(row)
+	return r.instance(row), nil
+}
+
+// installRowLocked installs a snapshot with row replaced. writeMu must be
+// held. A row that fails validation is logged and not installed.
+func (r *Registry) installRowLocked(row Row) {
+	if err := validateRow(row, r.expectedKey); err != nil {
+		r.log.Warn("not indexing invalid crow_instances row", "id", row.ID, "err", err)
+		return
+	}
+	prev := r.snap.Load()
+	if old, ok := prev.rows[row.ID]; ok && sameFacts(old, row) {
+		return
+	}
+	next := &snapshot{rows: maps.Clone(prev.rows), byKey: maps.Clone(prev.byKey)}
+	if old, ok := prev.rows[row.ID]; ok {
+		delete(next.byKey, old.PublicKey)
+	}
+	next.rows[row.ID] = row
+	next.byKey[row.PublicKey] = row.ID
+	r.installLocked(next)
+}
