@@ -92,3 +92,6 @@ func (db *DB) PruneQueue(upto uint64) error {
 		}
 	}
 }
+
+// QueueSeqTxn returns the last allocated q/ seq as seen by txn.
+func (db *DB) QueueSeqTxn(txn *badger.Txn) (uint64, error) { return getUint(txn, keySeq) }

@@ -1,0 +1,299 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// mappingVersion is bumped whenever the index mapping changes; an index built with another
+// version is rebuilt.
+const mappingVersion = "1"
+
+var (
+	keySeq     = []byte("crow_seq")
+	keyMapping = []byte("crow_mapping")
+)
+
+// ErrClosed is returned by WaitFor and Search after the Index is closed.
+var ErrClosed = errors.New("search index closed")
+
+// Index is the bleve index of memories. It is safe for concurrent use.
+type Index struct {
+	bi     bleve.Index
+	dir    string
+	log    *slog.Logger
+	fresh  bool          // created empty at Open; the Indexer rebuilds it from the table
+	closed chan struct{} // closed by Close
+
+	mu sync.Mutex // guards seq, seqCh and closeOnce's effects on bi
+	// seq is the highest q/ seq durably reflected in the index.
+	seq uint64
+	// seqCh is closed (and replaced) when seq advances.
+	seqCh chan struct{}
+
+	closeOnce sync.Once
+}
+
+// Open opens the index in dir, creating it if missing. An index that cannot be opened, has
+// another mapping version or no recorded position is removed and recreated empty (marked for
+// rebuild by the Indexer). logger may be nil.
+func Open(dir string, logger *slog.Logger) (*Index, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ix := &Index{dir: dir, log: logger.With("component", "search"), closed: make(chan struct{}), seqCh: make(chan struct{})}
+	bi, err := bleve.Open(dir)
+	switch {
+	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
+		return ix.create()
+	case err != nil:
+		ix.log.Warn("search index unreadable, rebuilding", "dir", dir, "err", err)
+		return ix.recreate()
+	}
+	ix.bi = bi
+	mv, err := bi.GetInternal(keyMapping)
+	if err != nil || string(mv) != mappingVersion {
+		ix.log.Warn("search index has another mapping version, rebuilding", "dir", dir, "version", string(mv))
+		bi.Close()
+		return ix.recreate()
+	}
+	sb, err := bi.GetInternal(keySeq)
+	if err != nil || len(sb) != 8 {
+		ix.log.Warn("search index has no recorded position (interrupted rebuild?), rebuilding", "dir", dir)
+		bi.Close()
+		return ix.recreate()
+	}
+	ix.seq = binary.BigEndian.Uint64(sb)
+	return ix, nil
+}
+
+func (ix *Index) recreate() (*Index, error) {
+	if err := os.RemoveAll(ix.dir); err != nil {
+		return nil, fmt.Errorf("removing search index %s: %w", ix.dir, err)
+	}
+	return ix.create()
+}
+
+func (ix *Index) create() (*Index, error) {
+	bi, err := bleve.New(ix.dir, newMapping())
+	if err != nil {
+		return nil, fmt.Errorf("creating search index in %s: %w", ix.dir, err)
+	}
+	if err := bi.SetInternal(keyMapping, []byte(mappingVersion)); err != nil {
+		bi.Close()
+		return nil, fmt.Errorf("creating search index in %s: %w", ix.dir, err)
+	}
+	ix.bi, ix.fresh = bi, true
+	return ix, nil
+}
+
+func newMapping() mapping.IndexMapping {
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = en.AnalyzerName
+	text.Store = false
+	text.IncludeInAll = false
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll = false, false
+		return f
+	}
+	num := bleve.NewNumericFieldMapping()
+	num.Store, num.IncludeInAll = false, false
+	date := bleve.NewDateTimeFieldMapping()
+	date.Store, date.IncludeInAll = false, false
+
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt("content", text)
+	dm.AddFieldMappingsAt("project", kw())
+	dm.AddFieldMappingsAt("category", kw())
+	dm.AddFieldMappingsAt("tags", kw())
+	dm.AddFieldMappingsAt("importance", num)
+	dm.AddFieldMappingsAt("created_at", date)
+
+	im := bleve.NewIndexMapping()
+	im.DefaultMapping = dm
+	im.DefaultAnalyzer = en.AnalyzerName
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im
+}
+
+// Close closes the index. Stop the Indexer first.
+func (ix *Index) Close() error {
+	var err error
+	ix.closeOnce.Do(func() {
+		close(ix.closed)
+		err = ix.bi.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("closing search index: %w", err)
+	}
+	return nil
+}
+
+// Seq returns the highest q/ seq durably reflected in the index.
+func (ix *Index) Seq() uint64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.seq
+}
+
+func (ix *Index) setSeq(seq uint64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if seq > ix.seq {
+		ix.seq = seq
+		close(ix.seqCh)
+		ix.seqCh = make(chan struct{})
+	}
+}
+
+// WaitFor blocks until the index reflects every change up to seq, ctx ends or the index is
+// closed.
+func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
+	for {
+		ix.mu.Lock()
+		cur, ch := ix.seq, ix.seqCh
+		ix.mu.Unlock()
+		if cur >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for search index to reach %d (at %d): %w", seq, cur, ctx.Err())
+		case <-ix.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// Count returns the number of indexed memories.
+func (ix *Index) Count() (uint64, error) {
+	n, err := ix.bi.DocCount()
+	if err != nil {
+		return 0, fmt.Errorf("counting search index: %w", err)
+	}
+	return n, nil
+}
+
+// Query is a search over memories. Empty filters match everything.
+type Query struct {
+	// Text is matched against content (English analysis: stemming, stop words). Empty matches
+	// all memories, newest first.
+	Text          string
+	Project       string
+	Category      string
+	MinImportance int
+	// Tags: a memory must carry every one of them.
+	Tags []string
+	// Limit caps the hits (default 20, at most 1000).
+	Limit int
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    string
+	Score float64
+}
+
+// Search runs q and returns memory ids, best first.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	select {
+	case <-ix.closed:
+		return nil, ErrClosed
+	default:
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, 1000)
+	var must []query.Query
+	text := strings.TrimSpace(q.Text)
+	if text != "" {
+		mq := bleve.NewMatchQuery(text)
+		mq.SetField("content")
+		must = append(must, mq)
+	}
+	term := func(field, v string) {
+		tq := bleve.NewTermQuery(v)
+		tq.SetField(field)
+		must = append(must, tq)
+	}
+	if q.Project != "" {
+		term("project", q.Project)
+	}
+	if q.Category != "" {
+		term("category", q.Category)
+	}
+	for _, t := range q.Tags {
+		term("tags", t)
+	}
+	if q.MinImportance > 0 {
+		lo, inc := float64(q.MinImportance), true
+		rq := bleve.NewNumericRangeInclusiveQuery(&lo, nil, &inc, nil)
+		rq.SetField("importance")
+		must = append(must, rq)
+	}
+	var bq query.Query
+	switch len(must) {
+	case 0:
+		bq = bleve.NewMatchAllQuery()
+	case 1:
+		bq = must[0]
+	default:
+		bq = bleve.NewConjunctionQuery(must...)
+	}
+	req := bleve.NewSearchRequestOptions(bq, limit, 0, false)
+	if text == "" {
+		req.SortBy([]string{"-created_at", "_id"})
+	}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	hits := make([]Hit, len(res.Hits))
+	for i, h := range res.Hits {
+		hits[i] = Hit{ID: h.ID, Score: h.Score}
+	}
+	return hits, nil
+}
+
+// memoryDoc is what the index stores of a memories row. The field names are those of the
+// memories row data (package memory).
+type memoryDoc struct {
+	Content    string    `json:"content"`
+	Project    string    `json:"project"`
+	Category   string    `json:"category"`
+	Tags       []string  `json:"tags"`
+	Importance int       `json:"importance"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func (d memoryDoc) fields() map[string]any {
+	m := map[string]any{
+		"content":    d.Content,
+		"project":    d.Project,
+		"category":   d.Category,
+		"importance": float64(d.Importance),
+		"created_at": d.CreatedAt,
+	}
+	if len(d.Tags) > 0 {
+		m["tags"] = d.Tags
+	}
+	return m
+}

@@ -1,0 +1,187 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/crow-sync/crow/store"
+	"github.com/dgraph-io/badger/v4"
+)
+
+const (
+	// catchUpBatch is the number of q/ entries applied per bleve batch.
+	catchUpBatch = 512
+	// rebuildBatch is the number of rows per bleve batch during a rebuild.
+	rebuildBatch = 1000
+	// pruneEvery bounds how many indexed q/ entries wait before they are pruned while busy.
+	pruneEvery = 4096
+)
+
+// Indexer keeps an Index in step with a store's q/ change queue. See the package doc.
+type Indexer struct {
+	db  *store.DB
+	ix  *Index
+	log *slog.Logger
+
+	// owned by the Serve goroutine
+	pruned uint64
+}
+
+// NewIndexer returns an Indexer feeding ix from db. Run Serve.
+func NewIndexer(db *store.DB, ix *Index) *Indexer {
+	return &Indexer{db: db, ix: ix, log: ix.log}
+}
+
+// Serve rebuilds the index if Open found it missing or unusable, then applies q/ entries as
+// they are committed until ctx ends. Errors while indexing are logged and retried.
+func (x *Indexer) Serve(ctx context.Context) error {
+	if x.ix.fresh {
+		if err := x.rebuild(ctx); err != nil {
+			return err
+		}
+		x.ix.fresh = false
+	}
+	x.pruned = 0
+	for {
+		_, changed := x.db.QueueHead() // before reading q/, so no wake-up is lost
+		n, err := x.catchUp()
+		if err != nil {
+			x.log.Error("indexing change queue", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if n > 0 && x.ix.Seq()-x.pruned < pruneEvery {
+			continue
+		}
+		x.prune()
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+	}
+}
+
+func (x *Indexer) prune() {
+	seq := x.ix.Seq()
+	if seq <= x.pruned {
+		return
+	}
+	if err := x.db.PruneQueue(seq); err != nil {
+		x.log.Warn("pruning change queue", "err", err)
+		return
+	}
+	x.pruned = seq
+}
+
+// catchUp applies up to catchUpBatch q/ entries after the index position in one bleve batch
+// and returns how many it applied.
+func (x *Indexer) catchUp() (int, error) {
+	from := x.ix.Seq() + 1
+	b := x.ix.bi.NewBatch()
+	var last uint64
+	n := 0
+	seen := map[string]bool{}
+	err := x.db.View(func(txn *badger.Txn) error {
+		return x.db.ScanQueueTxn(txn, from, catchUpBatch, func(e store.QueueEntry) error {
+			n++
+			last = e.Seq
+			if e.Table != store.TableMemories || seen[e.RowID] {
+				return nil
+			}
+			seen[e.RowID] = true
+			row, err := x.db.GetTxn(txn, store.TableMemories, e.RowID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			return stage(b, e.RowID, row)
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading change queue from %d: %w", from, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, last))
+	if err := x.ix.bi.Batch(b); err != nil {
+		return 0, fmt.Errorf("applying index batch up to %d: %w", last, err)
+	}
+	x.ix.setSeq(last)
+	return n, nil
+}
+
+// stage adds to b the operation that makes the index reflect row (nil = missing).
+func stage(b *bleve.Batch, id string, row *store.Row) error {
+	if row == nil || row.Deleted {
+		b.Delete(id)
+		return nil
+	}
+	var d memoryDoc
+	if err := json.Unmarshal(row.Data, &d); err != nil {
+		// A row this build cannot read (say, from a newer peer) must not wedge the indexer.
+		b.Delete(id)
+		return nil
+	}
+	return b.Index(id, d.fields())
+}
+
+// rebuild indexes every live memory at one badger snapshot and records that snapshot's queue
+// head as the position, in the last batch. Until then the index has no position, so a crash
+// mid-way makes the next Open rebuild again.
+func (x *Indexer) rebuild(ctx context.Context) error {
+	start := time.Now()
+	var head uint64
+	count := 0
+	err := x.db.View(func(txn *badger.Txn) error {
+		var err error
+		head, err = x.db.QueueSeqTxn(txn)
+		if err != nil {
+			return err
+		}
+		b := x.ix.bi.NewBatch()
+		err = x.db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+			if r.Deleted {
+				return nil
+			}
+			if err := stage(b, r.RowID, r); err != nil {
+				return err
+			}
+			count++
+			if b.Size() >= rebuildBatch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := x.ix.bi.Batch(b); err != nil {
+					return err
+				}
+				b.Reset()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, head))
+		return x.ix.bi.Batch(b)
+	})
+	if err != nil {
+		return fmt.Errorf("rebuilding search index: %w", err)
+	}
+	x.ix.setSeq(head)
+	x.log.Info("rebuilt search index", "memories", count, "seq", head, "took", time.Since(start))
+	return nil
+}

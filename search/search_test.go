@@ -1,0 +1,333 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/store/storetest"
+	"github.com/dgraph-io/badger/v4"
+)
+
+type mem struct {
+	ID         string    `json:"id"`
+	Content    string    `json:"content"`
+	Project    string    `json:"project"`
+	Category   string    `json:"category"`
+	Tags       []string  `json:"tags"`
+	Importance int       `json:"importance"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func put(t *testing.T, w *store.Writer, op store.Op, m mem) uint64 {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	rows, err := w.Write(context.Background(), store.Mutation{Table: store.TableMemories, RowID: m.ID, Op: op, Data: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[0].Seq
+}
+
+func del(t *testing.T, w *store.Writer, id string) uint64 {
+	t.Helper()
+	rows, err := w.Write(context.Background(), store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[0].Seq
+}
+
+// runIndexer opens the index in dir and runs an Indexer until the returned stop is called.
+func runIndexer(t *testing.T, db *store.DB, dir string) (*Index, func()) {
+	t.Helper()
+	ix, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- NewIndexer(db, ix).Serve(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("indexer: %v", err)
+		}
+		ix.Close()
+	}
+	t.Cleanup(stop)
+	return ix, stop
+}
+
+func caughtUp(t *testing.T, db *store.DB, ix *Index) {
+	t.Helper()
+	head, _ := db.QueueHead()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ix.WaitFor(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(t *testing.T, ix *Index, q Query) []string {
+	t.Helper()
+	hits, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func corpus() []mem {
+	return []mem{
+		{ID: "m1", Content: "Decided to use badger for the embedded store", Project: "crow", Category: "decision", Tags: []string{"db", "storage"}, Importance: 8, CreatedAt: t0},
+		{ID: "m2", Content: "Bleve indexes memories for full-text search", Project: "crow", Category: "note", Tags: []string{"search"}, Importance: 5, CreatedAt: t0.Add(time.Hour)},
+		{ID: "m3", Content: "Buy milk and coffee beans", Project: "home", Category: "todo", Tags: []string{"shopping"}, Importance: 2, CreatedAt: t0.Add(2 * time.Hour)},
+		{ID: "m4", Content: "The storage layer fsyncs every batch", Project: "crow", Category: "note", Tags: []string{"db"}, Importance: 6, CreatedAt: t0.Add(3 * time.Hour)},
+	}
+}
+
+func TestSearchAndFilters(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, _ := runIndexer(t, env.DB, filepath.Join(t.TempDir(), "index"))
+	for _, m := range corpus() {
+		put(t, env.Writer, store.OpInsert, m)
+	}
+	// A row of another table is skipped but still advances the position.
+	if _, err := env.Writer.Write(context.Background(), store.Mutation{Table: store.TableNotes, RowID: "n", Op: store.OpInsert, Data: json.RawMessage(`{"content":"badger"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, env.DB, ix)
+
+	cases := []struct {
+		q    Query
+		want []string
+	}{
+		{Query{Text: "badger"}, []string{"m1"}},
+		{Query{Text: "stores"}, []string{"m1"}}, // stemming: stores → store
+		{Query{Text: "memory"}, []string{"m2"}},        // memories → memory
+		{Query{Project: "crow"}, []string{"m1", "m2", "m4"}},
+		{Query{Text: "storage", Category: "note"}, []string{"m4"}},
+		{Query{Text: "storage badger"}, []string{"m1", "m4"}},
+		{Query{MinImportance: 6}, []string{"m1", "m4"}},
+		{Query{Tags: []string{"db"}}, []string{"m1", "m4"}},
+		{Query{Tags: []string{"db", "storage"}}, []string{"m1"}},
+		{Query{Text: "milk", Project: "crow"}, nil},
+		{Query{}, []string{"m1", "m2", "m3", "m4"}},
+	}
+	for _, c := range cases {
+		if got := ids(t, ix, c.q); !slices.Equal(got, c.want) {
+			t.Errorf("%+v → %v, want %v", c.q, got, c.want)
+		}
+	}
+	hits, err := ix.Search(context.Background(), Query{Limit: 2})
+	if err != nil || len(hits) != 2 || hits[0].ID != "m4" || hits[1].ID != "m3" {
+		t.Fatalf("no text: newest first, limited: %+v %v", hits, err)
+	}
+	hits, _ = ix.Search(context.Background(), Query{Text: "storage fsyncs badger"})
+	if len(hits) != 2 || hits[0].ID != "m4" || hits[0].Score <= hits[1].Score {
+		t.Fatalf("ranking: %+v", hits)
+	}
+
+	// Update and delete are reflected.
+	m := corpus()[2]
+	m.Content = "Buy tea"
+	put(t, env.Writer, store.OpUpdate, m)
+	seq := del(t, env.Writer, "m1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ix.WaitFor(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, ix, Query{Text: "badger"}); got != nil {
+		t.Errorf("deleted memory still found: %v", got)
+	}
+	if got := ids(t, ix, Query{Text: "tea"}); !slices.Equal(got, []string{"m3"}) {
+		t.Errorf("updated memory: %v", got)
+	}
+	if got := ids(t, ix, Query{Text: "milk"}); got != nil {
+		t.Errorf("old content still found: %v", got)
+	}
+	if n, _ := ix.Count(); n != 3 {
+		t.Errorf("count %d", n)
+	}
+}
+
+func queueLen(t *testing.T, db *store.DB) int {
+	n := 0
+	err := db.View(func(txn *badger.Txn) error {
+		return db.ScanQueueTxn(txn, 0, 0, func(store.QueueEntry) error { n++; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCrashCatchUpAndRebuild: rows written while no indexer runs are caught up from the
+// recorded position; a deleted or corrupt index directory is rebuilt from the table.
+func TestCrashCatchUpAndRebuild(t *testing.T) {
+	dbDir, ixDir := t.TempDir(), filepath.Join(t.TempDir(), "index")
+	env := storetest.Start(t, dbDir)
+	cs := corpus()
+	put(t, env.Writer, store.OpInsert, cs[0])
+	put(t, env.Writer, store.OpInsert, cs[1])
+
+	ix, stop := runIndexer(t, env.DB, ixDir)
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{}); !slices.Equal(got, []string{"m1", "m2"}) {
+		t.Fatalf("first run: %v", got)
+	}
+	stop() // "crash" of the indexer: the store goes on without it
+	put(t, env.Writer, store.OpInsert, cs[2])
+	put(t, env.Writer, store.OpInsert, cs[3])
+	del(t, env.Writer, "m1")
+	if q := queueLen(t, env.DB); q < 3 {
+		t.Fatalf("queue has %d entries, want the 3 unindexed ones", q)
+	}
+	env.Close()
+
+	// Reopen everything: the index catches up from its own recorded position.
+	env = storetest.Start(t, dbDir)
+	ix, stop = runIndexer(t, env.DB, ixDir)
+	if ix.fresh {
+		t.Fatal("existing index treated as fresh")
+	}
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{}); !slices.Equal(got, []string{"m2", "m3", "m4"}) {
+		t.Fatalf("after catch-up: %v", got)
+	}
+	stop()
+	if q := queueLen(t, env.DB); q != 0 {
+		t.Errorf("queue not pruned: %d entries", q)
+	}
+
+	// Index directory lost: rebuilt from the table (tombstones stay out).
+	if err := os.RemoveAll(ixDir); err != nil {
+		t.Fatal(err)
+	}
+	ix, stop = runIndexer(t, env.DB, ixDir)
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{}); !slices.Equal(got, []string{"m2", "m3", "m4"}) {
+		t.Fatalf("after rebuild: %v", got)
+	}
+	head, _ := env.DB.QueueHead()
+	if ix.Seq() != head {
+		t.Fatalf("rebuilt position %d, head %d", ix.Seq(), head)
+	}
+	stop()
+
+	// Corrupt index: rebuilt too.
+	entries, _ := os.ReadDir(ixDir)
+	for _, e := range entries {
+		if err := os.WriteFile(filepath.Join(ixDir, e.Name()), []byte("garbage"), 0o600); err != nil && !e.IsDir() {
+			t.Fatal(err)
+		}
+	}
+	ix, _ = runIndexer(t, env.DB, ixDir)
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{Text: "bleve"}); !slices.Equal(got, []string{"m2"}) {
+		t.Fatalf("after corrupt rebuild: %v", got)
+	}
+}
+
+// TestInterruptedRebuild: an index without a recorded position is rebuilt.
+func TestInterruptedRebuild(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ixDir := filepath.Join(t.TempDir(), "index")
+	for _, m := range corpus() {
+		put(t, env.Writer, store.OpInsert, m)
+	}
+	ix, err := Open(ixDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a crash after a partial rebuild batch: one doc, no position.
+	b := ix.bi.NewBatch()
+	if err := b.Index("m1", memoryDoc{Content: "stale"}.fields()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix, _ = runIndexer(t, env.DB, ixDir)
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{Text: "stale"}); got != nil {
+		t.Fatalf("partial rebuild survived: %v", got)
+	}
+	if n, _ := ix.Count(); n != 4 {
+		t.Fatalf("count %d", n)
+	}
+}
+
+func TestWaitFor(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := put(t, env.Writer, store.OpInsert, corpus()[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := ix.WaitFor(ctx, seq); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("no indexer: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ix.WaitFor(context.Background(), seq) }()
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- NewIndexer(env.DB, ix).Serve(sctx) }()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	<-served
+	ix.Close()
+	if err := ix.WaitFor(context.Background(), seq+1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}
+
+func TestManyChangesBatches(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, _ := runIndexer(t, env.DB, filepath.Join(t.TempDir(), "index"))
+	var muts []store.Mutation
+	for i := range 1500 {
+		b, _ := json.Marshal(mem{ID: fmt.Sprint(i), Content: fmt.Sprintf("item number %d", i), Importance: 1 + i%10, CreatedAt: t0})
+		muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: fmt.Sprint(i), Op: store.OpInsert, Data: b})
+		if len(muts) == 100 {
+			if _, err := env.Writer.Write(context.Background(), muts...); err != nil {
+				t.Fatal(err)
+			}
+			muts = nil
+		}
+	}
+	caughtUp(t, env.DB, ix)
+	if n, _ := ix.Count(); n != 1500 {
+		t.Fatalf("count %d", n)
+	}
+	hits, _ := ix.Search(context.Background(), Query{MinImportance: 10, Limit: 1000})
+	if len(hits) != 150 {
+		t.Fatalf("importance 10: %d", len(hits))
+	}
+}
