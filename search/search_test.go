@@ -124,7 +124,7 @@ func TestSearchAndFilters(t *testing.T) {
 	}{
 		{Query{Text: "badger"}, []string{"m1"}},
 		{Query{Text: "stores"}, []string{"m1"}}, // stemming: stores → store
-		{Query{Text: "memory"}, []string{"m2"}},        // memories → memory
+		{Query{Text: "memory"}, []string{"m2"}}, // memories → memory
 		{Query{Project: "crow"}, []string{"m1", "m2", "m4"}},
 		{Query{Text: "storage", Category: "note"}, []string{"m4"}},
 		{Query{Text: "storage badger"}, []string{"m1", "m4"}},
