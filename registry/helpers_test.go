@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -62,7 +63,7 @@ func (e *env) open(t *testing.T, self string) *registry.Registry {
 	t.Helper()
 	reg, err := registry.New(context.Background(), registry.Config{
 		Seed: ourSeed, SelfID: self, Table: e.table, Observations: e.obs, MirrorPath: e.mirror,
-		Clock: e.clock, HealthTimeout: 5 * time.Second,
+		Clock: e.clock, HealthTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -96,4 +97,13 @@ func peer(t *testing.T, seed identity.Seed, id, role string) (*registrytest.Heal
 	t.Helper()
 	h := registrytest.NewHealthServer(seed, id, "name-"+id, role, "/ip4/127.0.0.1/tcp/4001")
 	return h, serve(t, h)
+}
+
+// serveFunc starts a server whose handler calls wait and then answers 500.
+func serveFunc(t *testing.T, wait func()) string {
+	t.Helper()
+	return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wait()
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
 }

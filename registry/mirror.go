@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/crow-sync/crow/home"
 )
 
 // MirrorVersion is the format version of instances.json.
@@ -46,7 +47,9 @@ func ReadMirror(path string) (Mirror, error) {
 	return m, nil
 }
 
-// writeMirror writes the current merged view to the mirror path, if any.
+// writeMirror writes the current merged view to the mirror path, if any,
+// with home.AtomicWrite (temp → fsync → rename → fsync dir), mode 0600 like
+// the other $CROW_HOME files.
 // Failures are logged, not returned: the table is the truth and the next
 // change (or probe round) rewrites the file.
 func (r *Registry) writeMirror() {
@@ -61,51 +64,9 @@ func (r *Registry) writeMirror() {
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err == nil {
-		err = atomicWrite(r.mirrorPath, append(b, '\n'), 0o600)
+		err = home.AtomicWrite(r.mirrorPath, append(b, '\n'), 0o600)
 	}
 	if err != nil {
 		r.log.Error("writing instances mirror", "path", r.mirrorPath, "err", err)
 	}
-}
-
-// atomicWrite replaces path with data: temp file in the same directory →
-// fsync → rename → fsync of the directory. Readers see the old or the new
-// content, never a mix.
-func atomicWrite(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: fsync: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("writing %s: opening directory: %w", path, err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("writing %s: fsync directory: %w", path, err)
-	}
-	return nil
 }
