@@ -34,10 +34,13 @@ func (k FeedKey) String() string { return hex.EncodeToString(k[:]) }
 // Short returns the first 8 hex digits, for logs.
 func (k FeedKey) Short() string { return hex.EncodeToString(k[:4]) }
 
-// Head is a feed's signed head as it crosses the wire. Length is the number of
-// entries the head covers; Signed is the feed package's encoding of the signed
-// head (which also contains the length and is what a receiver verifies). A Head
-// received from the network is untrusted until package feed verified Signed.
+// Head is what a holder of a feed announces: Length is the number of
+// contiguous entries it holds (and can serve) from index 0, Signed is the feed
+// package's encoding of the latest verified signed head of the feed, which
+// covers at least Length entries (a replica may hold fewer entries than the
+// newest signed head it verified, when it fetched a prefix). A Head received
+// from the network is untrusted until package feed verified Signed and that
+// Length does not exceed the signed length.
 type Head struct {
 	Feed   FeedKey
 	Length uint64
