@@ -422,3 +422,39 @@ func TestChangeRecordGolden(t *testing.T) {
 		t.Fatal("change types")
 	}
 }
+
+func TestTransformIsReadModifyWrite(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	w := startWriter(t, db, &fakeJournal{})
+	ctx := context.Background()
+	if _, err := w.Write(ctx, ins("ctr", `{"n":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	incr := Mutation{Table: TableNotes, RowID: "ctr", Op: OpUpdate, Transform: func(e *Row) (json.RawMessage, error) {
+		var v struct{ N int }
+		if err := json.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(fmt.Sprintf(`{"n":%d}`, v.N+1)), nil
+	}}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if _, err := w.Write(ctx, incr); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	r, _ := db.Get(TableNotes, "ctr")
+	if string(r.Data) != `{"n":50}` {
+		t.Fatalf("counter = %s, want 50 increments", r.Data)
+	}
+	bad := Mutation{Table: TableNotes, RowID: "ctr", Op: OpUpdate, Transform: func(*Row) (json.RawMessage, error) {
+		return json.RawMessage(`[]`), nil
+	}}
+	if _, err := w.Write(ctx, bad); !errors.Is(err, ErrInvalidMutation) {
+		t.Fatalf("bad transform: %v", err)
+	}
+}

@@ -42,6 +42,11 @@ type Mutation struct {
 	// error fails this Write call without affecting others. It may run more than once (the
 	// batch is retried on a transaction conflict) and must not modify existing.
 	Check func(existing *Row) error
+	// Transform, if set, computes the new data inside the transaction from the row as it is
+	// at that point of the batch (after Check passed), replacing Data: a read-modify-write
+	// (such as a patch) that cannot lose a concurrent edit. It must return a JSON object, may
+	// run more than once, and must not modify existing. An error fails this Write call.
+	Transform func(existing *Row) (json.RawMessage, error)
 }
 
 // WriterOptions configures NewWriter.
@@ -218,7 +223,7 @@ func validateMutation(m *Mutation) error {
 	}
 	switch m.Op {
 	case OpInsert, OpUpdate, OpPut:
-		if !isJSONObject(m.Data) {
+		if m.Transform == nil && !isJSONObject(m.Data) {
 			return fmt.Errorf("%w: %s %s/%s: data must be a JSON object", ErrInvalidMutation, m.Op, m.Table, m.RowID)
 		}
 	case OpDelete:
@@ -310,6 +315,13 @@ func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
 			if err == nil && m.Check != nil {
 				err = m.Check(cloneRow(existing))
 			}
+			data := m.Data
+			if err == nil && m.Transform != nil {
+				data, err = m.Transform(cloneRow(existing))
+				if err == nil && !isJSONObject(data) {
+					err = fmt.Errorf("%w: transform returned data that is not a JSON object", ErrInvalidMutation)
+				}
+			}
 			if err != nil {
 				outs[i].err = fmt.Errorf("%s %s/%s: %w", m.Op, m.Table, m.RowID, err)
 				break
@@ -317,12 +329,12 @@ func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
 			l++
 			s++
 			row := &Row{
-				RowID: m.RowID, Table: m.Table, Data: m.Data, LamportTS: l,
+				RowID: m.RowID, Table: m.Table, Data: data, LamportTS: l,
 				InstanceID: w.self, Deleted: op == OpDelete, UpdatedAt: now, Seq: s,
 			}
 			if existing != nil {
 				row.VV = existing.VV.Inc(w.self)
-				if op == OpDelete && len(m.Data) == 0 {
+				if op == OpDelete && len(data) == 0 {
 					row.Data = existing.Data
 				}
 			} else {
@@ -414,3 +426,6 @@ func cloneRow(r *Row) *Row {
 	c.Data = bytes.Clone(r.Data)
 	return &c
 }
+
+// InstanceID returns the instance id the writer stamps on rows.
+func (w *Writer) InstanceID() string { return w.self }

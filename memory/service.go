@@ -1,0 +1,325 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/crow-sync/crow/search"
+	"github.com/crow-sync/crow/store"
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Options configures a Service. The zero value is usable.
+type Options struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// SearchWait bounds how long Search waits for the index to catch up with earlier writes
+	// (default 5s); past it Search fails rather than answer stale.
+	SearchWait time.Duration
+}
+
+// Service is the memory API. It is safe for concurrent use.
+type Service struct {
+	db   *store.DB
+	w    *store.Writer
+	idx  *search.Index
+	now  func() time.Time
+	wait time.Duration
+}
+
+// NewService returns a Service writing through w into db and searching idx (kept up to date
+// by a search.Indexer the caller runs).
+func NewService(db *store.DB, w *store.Writer, idx *search.Index, opts Options) *Service {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SearchWait <= 0 {
+		opts.SearchWait = 5 * time.Second
+	}
+	return &Service{db: db, w: w, idx: idx, now: opts.Now, wait: opts.SearchWait}
+}
+
+// Add validates in and stores a new memory durably. Bad input returns a *ValidationError.
+func (s *Service) Add(ctx context.Context, in CreateInput) (Memory, error) {
+	d, err := in.normalize()
+	if err != nil {
+		return Memory{}, err
+	}
+	now := s.now().UTC()
+	d.ID = newID(now)
+	d.Origin = s.w.InstanceID()
+	d.CreatedAt = now.Truncate(time.Millisecond)
+	d.UpdatedAt = d.CreatedAt
+	if err := s.write(ctx, store.OpInsert, d, nil); err != nil {
+		return Memory{}, fmt.Errorf("adding memory: %w", err)
+	}
+	return d.memory(), nil
+}
+
+func (s *Service) write(ctx context.Context, op store.Op, d rowData, check func(*store.Row) error) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: op, Data: b, Check: check})
+	return err
+}
+
+// Get returns a live memory, or ErrNotFound (also for a deleted one).
+func (s *Service) Get(ctx context.Context, id string) (Memory, error) {
+	d, _, err := s.load(id)
+	if err != nil {
+		return Memory{}, err
+	}
+	ms := []Memory{d.memory()}
+	if err := s.joinNumbers(ms); err != nil {
+		return Memory{}, err
+	}
+	return ms[0], nil
+}
+
+// load reads the live row of a memory.
+func (s *Service) load(id string) (rowData, store.VV, error) {
+	if id == "" {
+		return rowData{}, nil, ErrNotFound
+	}
+	r, err := s.db.Get(store.TableMemories, id)
+	if err != nil {
+		return rowData{}, nil, fmt.Errorf("memory %s: %w", id, err)
+	}
+	if r.Deleted {
+		return rowData{}, nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
+	}
+	var d rowData
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return rowData{}, nil, fmt.Errorf("decoding memory %s: %w", id, err)
+	}
+	return d, r.VV, nil
+}
+
+// Update applies a patch to a live memory and returns it as stored. The patch is applied
+// inside the write transaction to the row as it is then, so concurrent patches all take
+// effect. Bad input returns a *ValidationError; a missing or deleted memory ErrNotFound.
+func (s *Service) Update(ctx context.Context, id string, p PatchInput) (Memory, error) {
+	if err := p.validate(); err != nil {
+		return Memory{}, err
+	}
+	if id == "" {
+		return Memory{}, ErrNotFound
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	rows, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpUpdate,
+		Transform: func(existing *store.Row) (json.RawMessage, error) {
+			var d rowData
+			if err := json.Unmarshal(existing.Data, &d); err != nil {
+				return nil, fmt.Errorf("decoding memory: %w", err)
+			}
+			d = p.apply(d)
+			d.UpdatedAt = now
+			return json.Marshal(d)
+		}})
+	if err != nil {
+		return Memory{}, fmt.Errorf("updating memory %s: %w", id, err)
+	}
+	var d rowData
+	if err := json.Unmarshal(rows[0].Data, &d); err != nil {
+		return Memory{}, fmt.Errorf("decoding memory %s: %w", id, err)
+	}
+	ms := []Memory{d.memory()}
+	if err := s.joinNumbers(ms); err != nil {
+		return Memory{}, err
+	}
+	return ms[0], nil
+}
+
+// Delete tombstones a live memory; ErrNotFound if it is missing or already deleted.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrNotFound
+	}
+	_, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete})
+	if err != nil {
+		return fmt.Errorf("deleting memory %s: %w", id, err)
+	}
+	return nil
+}
+
+// Filter narrows List and Search. Empty fields match everything; Tags must all be present.
+type Filter struct {
+	Project       string
+	Category      string
+	MinImportance int
+	Tags          []string
+}
+
+func (f Filter) match(d *rowData) bool {
+	if f.Project != "" && d.Project != f.Project {
+		return false
+	}
+	if f.Category != "" && d.Category != f.Category {
+		return false
+	}
+	if d.Importance < f.MinImportance {
+		return false
+	}
+	for _, t := range f.Tags {
+		if !slices.Contains(d.Tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// ListOptions selects a page of memories.
+type ListOptions struct {
+	Filter
+	// Cursor is the NextCursor of the previous page ("" for the first).
+	Cursor string
+	// Limit caps the page (default 50, at most 1000).
+	Limit int
+	// Oldest lists oldest first; the default is newest first (ids sort by creation time).
+	Oldest bool
+}
+
+// Page is a page of memories.
+type Page struct {
+	Memories []Memory `json:"memories"`
+	// NextCursor fetches the next page; "" when this is the last.
+	NextCursor string `json:"next_cursor"`
+}
+
+// List returns live memories matching the filter, by creation time.
+func (s *Service) List(ctx context.Context, o ListOptions) (Page, error) {
+	if o.Limit <= 0 {
+		o.Limit = 50
+	}
+	if o.MinImportance < 0 || o.MinImportance > 10 {
+		return Page{}, invalid("min_importance", "must be between 0 and 10")
+	}
+	rows, next, err := s.db.List(store.TableMemories, store.ListOptions{
+		After: o.Cursor, Limit: o.Limit, Reverse: !o.Oldest,
+		Filter: func(r *store.Row) bool {
+			var d rowData
+			return json.Unmarshal(r.Data, &d) == nil && o.Filter.match(&d)
+		},
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("listing memories: %w", err)
+	}
+	p := Page{Memories: make([]Memory, 0, len(rows)), NextCursor: next}
+	for _, r := range rows {
+		var d rowData
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			return Page{}, fmt.Errorf("decoding memory %s: %w", r.RowID, err)
+		}
+		p.Memories = append(p.Memories, d.memory())
+	}
+	if err := s.joinNumbers(p.Memories); err != nil {
+		return Page{}, err
+	}
+	return p, nil
+}
+
+// SearchOptions is a full-text search.
+type SearchOptions struct {
+	Filter
+	// Query is matched against content; empty lists matching memories newest first.
+	Query string
+	// Limit caps the results (default 20, at most 1000).
+	Limit int
+}
+
+// Result is one search hit.
+type Result struct {
+	Memory
+	Score float64 `json:"score"`
+}
+
+// Search returns memories matching o, best first. It sees every write committed before it
+// was called (read-your-writes).
+func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error) {
+	if o.MinImportance < 0 || o.MinImportance > 10 {
+		return nil, invalid("min_importance", "must be between 0 and 10")
+	}
+	head, _ := s.db.QueueHead()
+	wctx, cancel := context.WithTimeout(ctx, s.wait)
+	defer cancel()
+	if err := s.idx.WaitFor(wctx, head); err != nil {
+		return nil, fmt.Errorf("searching memories: %w", err)
+	}
+	hits, err := s.idx.Search(ctx, search.Query{Text: o.Query, Project: o.Project, Category: o.Category,
+		MinImportance: o.MinImportance, Tags: o.Tags, Limit: o.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("searching memories: %w", err)
+	}
+	out := make([]Result, 0, len(hits))
+	ms := make([]Memory, 0, len(hits))
+	err = s.db.View(func(txn *badger.Txn) error {
+		for _, h := range hits {
+			r, err := s.db.GetTxn(txn, store.TableMemories, h.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var d rowData
+			if r.Deleted || json.Unmarshal(r.Data, &d) != nil {
+				continue // deleted since the search: the index will drop it
+			}
+			ms = append(ms, d.memory())
+			out = append(out, Result{Score: h.Score})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading search hits: %w", err)
+	}
+	if err := s.joinNumbers(ms); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Memory = ms[i]
+	}
+	return out, nil
+}
+
+// numberData is the data of a memory_numbers row (written by home).
+type numberData struct {
+	Number    uint64  `json:"number"`
+	EventHash *string `json:"event_hash"`
+}
+
+// joinNumbers fills Number and EventHash from memory_numbers.
+func (s *Service) joinNumbers(ms []Memory) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		for i := range ms {
+			r, err := s.db.GetTxn(txn, store.TableMemoryNumbers, ms[i].ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var nd numberData
+			if r.Deleted || json.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
+				continue
+			}
+			n := nd.Number
+			ms[i].Number = &n
+			ms[i].EventHash = nd.EventHash
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading memory numbers: %w", err)
+	}
+	return nil
+}
