@@ -68,7 +68,14 @@ func (in Instance) Revoked() bool { return in.Status == StatusRevoked }
 //
 // Compatibility: fields are only ever added; unknown fields found in a stored
 // row are preserved when the registry rewrites it. Revoked never goes back to
-// false and a row is never deleted, so a revoked id cannot return.
+// false and a row is never deleted, so a revoked id cannot return. Example
+// (pinned by TestSyncedRowJSON):
+//
+//	{"id":"sat-1","name":"laptop","role":"satellite","gateway_url":"http://100.64.0.2:3001",
+//	 "sync_addrs":["/ip4/100.64.0.2/tcp/3002"],"public_key":"<64 hex>",
+//	 "created_at":"2026-11-29T21:00:00Z","revoked":false}
+//
+// and once revoked: …,"revoked":true,"revoked_at":"2026-12-01T08:00:00Z"}.
 type Row struct {
 	ID         string   `json:"id"`
 	Name       string   `json:"name"`

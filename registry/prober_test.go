@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -113,7 +114,11 @@ func TestProberTransitions(t *testing.T) {
 	}
 	// A wrong signature is not online either.
 	h1.Update(func(d *registry.HealthDoc) { d.InstanceID = "sat-1" })
-	h1.Tamper(func(d *registry.HealthDoc) { d.Signature = d.Signature[:len(d.Signature)-2] + "00" })
+	h1.Tamper(func(d *registry.HealthDoc) {
+		b, _ := hex.DecodeString(d.Signature)
+		b[0] ^= 0xff
+		d.Signature = hex.EncodeToString(b)
+	})
 	e.clock.Advance(registry.DefaultProbeInterval)
 	if res = <-rounds; !errors.Is(res["sat-1"], registry.ErrBadSignature) {
 		t.Errorf("round 4: %v, want bad signature", res)

@@ -392,3 +392,31 @@ func TestNormalizeGatewayURL(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncedRowJSON(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "home-1", registry.RoleHome)
+	_, url := peer(t, ourSeed, "sat-1", registry.RoleSatellite)
+	if _, err := e.reg.Register(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	key := hex.EncodeToString(ourSeed.InstancePublicKey("sat-1"))
+	raw, _ := e.table.Get(ctx, "sat-1")
+	want := `{"id":"sat-1","name":"name-sat-1","role":"satellite","gateway_url":"` + url +
+		`","sync_addrs":["/ip4/127.0.0.1/tcp/4001"],"public_key":"` + key +
+		`","created_at":"2026-11-29T21:00:00Z","revoked":false}`
+	if string(raw) != want {
+		t.Errorf("row =\n%s\nwant\n%s", raw, want)
+	}
+	e.clock.Advance(60e9)
+	if _, err := e.reg.Revoke(ctx, "sat-1"); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = e.table.Get(ctx, "sat-1")
+	want = `{"created_at":"2026-11-29T21:00:00Z","gateway_url":"` + url + `","id":"sat-1","name":"name-sat-1",` +
+		`"public_key":"` + key + `","revoked":true,"revoked_at":"2026-11-29T21:01:00Z","role":"satellite",` +
+		`"sync_addrs":["/ip4/127.0.0.1/tcp/4001"]}`
+	if string(raw) != want {
+		t.Errorf("revoked row =\n%s\nwant\n%s", raw, want)
+	}
+}
