@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,50 @@ func TestBadInputAndAuth(t *testing.T) {
 	}
 	if _, errOut, err := d.CLI("memory", "add", "x", "--importance", "12"); err == nil || !strings.Contains(errOut, "importance") {
 		t.Errorf("CLI with bad importance: err=%v stderr=%q", err, errOut)
+	}
+}
+
+// TestAcknowledgedWritesSurviveKill9: every write the gateway acknowledged is
+// still there, and searchable, after kill -9 and a restart.
+func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
+	d := NewDaemon(t, "home", nil)
+	d.Start()
+	const n = 40
+	ids := make(chan string, n)
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			st, m := d.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("durable fact number %d zebra", i)})
+			if st != 201 {
+				errs <- fmt.Sprintf("write %d: %d %v", i, st, m)
+				ids <- ""
+				return
+			}
+			ids <- m["id"].(string)
+		}()
+	}
+	var got []string
+	for i := 0; i < n; i++ {
+		if id := <-ids; id != "" {
+			got = append(got, id)
+		}
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	d.Kill()
+	d.Start()
+	for _, id := range got {
+		if st, m := d.Do("GET", "/v1/memory/"+id, nil); st != 200 {
+			t.Errorf("acknowledged memory %s lost after kill -9: %d %v", id, st, m)
+		}
+	}
+	st, res := d.Do("GET", "/v1/memories/search?q=zebra&limit=100", nil)
+	if st != 200 {
+		t.Fatalf("search = %d %v", st, res)
+	}
+	if results, _ := res["results"].([]any); len(results) != len(got) {
+		t.Fatalf("search after kill -9 found %d of %d memories", len(results), len(got))
 	}
 }
