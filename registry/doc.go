@@ -28,8 +28,9 @@
 //     replication (after their transaction commits), call Reload. It rebuilds
 //     the index, rewrites the mirror and emits Events.
 //  4. The sync layer's gater asks IsAdmitted / IsAdmittedKey (lock-free
-//     reads of the index) and Subscribes to drop connections on
-//     EventRevoked. It may call SetSyncing while a peer session is active.
+//     reads of the index), keeps Peers connected, and Subscribes to drop
+//     connections on EventRevoked and dial on EventAdded/EventUpdated. It may
+//     call SetSyncing while a peer session is active.
 //  5. Run a Prober's Serve in the daemon's service tree.
 //
 // Every change of the table (local or by Reload) and every probe round
@@ -42,7 +43,15 @@
 // storing anything: its /health must echo a fresh 32-byte challenge signed
 // with the key our master seed derives for the instance id it reports
 // (identity.InstancePublicKey, identity.VerifyChallenge), and carry our crow
-// id. Exactly one non-revoked home may be registered; that rule is checked
+// id. A new row takes the instance's advertised gateway_url (when it answers
+// from here) and its reported created_at, so the row home writes for a
+// satellite and the row the satellite writes for itself at start are
+// byte-identical: replication treats the two inserts as equivalent, not as a
+// collision. (This needs /health to report "gateway_url" and "created_at";
+// without them the rows differ and the sync layer records an insert
+// collision, whose winner is still a valid row.)
+//
+// Exactly one non-revoked home may be registered; that rule is checked
 // against the local index, so two machines registering two different homes
 // before they sync can still both succeed (Home then picks the earliest).
 package registry

@@ -33,8 +33,15 @@ type HealthDoc struct {
 	PublicKey  string   `json:"public_key"` // hex
 	Version    string   `json:"version"`
 	SyncAddrs  []string `json:"sync_addrs"`
-	Challenge  string   `json:"challenge,omitempty"` // hex, echoed
-	Signature  string   `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
+	// GatewayURL (optional) is the URL the instance advertises for its own
+	// gateway, and CreatedAt (optional, RFC 3339) the time it was
+	// initialised. When present, Register stores them, so that a row
+	// inserted here and the row the instance inserts for itself
+	// (RegisterSelf) are identical and replicate without a conflict.
+	GatewayURL string `json:"gateway_url,omitempty"`
+	CreatedAt  string `json:"created_at,omitempty"`
+	Challenge  string `json:"challenge,omitempty"` // hex, echoed
+	Signature  string `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
 }
 
 // NormalizeGatewayURL checks that s is an absolute http(s) URL with a host

@@ -1,11 +1,13 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 	"unicode/utf8"
 )
 
@@ -27,6 +29,13 @@ const putAttempts = 3
 //  5. the row is inserted, or updated if the name, role, URL or sync
 //     addresses changed (re-registering is idempotent: nothing is written
 //     when nothing changed).
+//
+// The row records the URL the instance advertises for itself (/health
+// "gateway_url") when that URL answers as the same instance from here, else
+// gatewayURL; and, for a new row, the instance's own "created_at" when it
+// reports one, else now. The row is then exactly the one the instance's own
+// RegisterSelf writes, so the two inserts, made on two machines before they
+// sync, are equivalent and do not raise an insert-collision conflict.
 //
 // Each request is bounded by Config.HealthTimeout. On success the instance
 // is recorded as online and its merged view is returned.
@@ -55,11 +64,12 @@ func (r *Registry) Register(ctx context.Context, gatewayURL string) (Instance, e
 	if err != nil {
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
 	}
-	row, err := factsRow(doc.InstanceID, doc.Name, doc.Role, base, doc.SyncAddrs)
+	row, err := factsRow(doc.InstanceID, doc.Name, doc.Role, r.advertisedURL(ctx, base, doc), doc.SyncAddrs)
 	if err != nil {
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
 	}
 	row.PublicKey = hex.EncodeToString(pub)
+	row.CreatedAt = r.reportedCreatedAt(doc)
 	if _, err := r.upsert(ctx, row); err != nil {
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
 	}
@@ -67,6 +77,50 @@ func (r *Registry) Register(ctx context.Context, gatewayURL string) (Instance, e
 		r.observe(ctx, row.ID, Observation{Status: StatusOnline, LastSeen: r.clock.Now().Unix()})
 	}
 	return r.Get(row.ID)
+}
+
+// advertisedURL returns the gateway URL the instance advertises if it is
+// valid and answers a fresh challenge as the same instance from here;
+// otherwise base, the URL we reached it at.
+func (r *Registry) advertisedURL(ctx context.Context, base string, doc HealthDoc) string {
+	if doc.GatewayURL == "" {
+		return base
+	}
+	adv, err := NormalizeGatewayURL(doc.GatewayURL)
+	if err != nil || adv == base {
+		return base
+	}
+	challenge, err := r.newChallenge()
+	if err != nil {
+		return base
+	}
+	d, err := r.health(ctx, adv, challenge)
+	if err == nil && d.InstanceID != doc.InstanceID {
+		err = fmt.Errorf("%w: answers as instance %q", ErrUnhealthy, d.InstanceID)
+	}
+	if err == nil {
+		_, err = verifyHealth(r.seed, r.crowID, d, challenge)
+	}
+	if err != nil {
+		r.log.Info("advertised gateway URL not usable from here; keeping the given one",
+			"id", doc.InstanceID, "advertised", adv, "given", base, "err", err)
+		return base
+	}
+	return adv
+}
+
+// reportedCreatedAt returns the instance's reported creation time in
+// canonical form, or "" when it reports none or an unusable one (then now is
+// used).
+func (r *Registry) reportedCreatedAt(doc HealthDoc) string {
+	if doc.CreatedAt == "" {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339, doc.CreatedAt)
+	if err != nil || t.After(r.clock.Now().Add(24*time.Hour)) {
+		return ""
+	}
+	return rfc3339(t)
 }
 
 // health fetches /health with the per-request timeout.
@@ -80,8 +134,11 @@ func (r *Registry) health(ctx context.Context, base string, challenge []byte) (H
 type SelfInfo struct {
 	Name       string
 	Role       string   // RoleHome or RoleSatellite
-	GatewayURL string   // the URL peers reach our gateway at
+	GatewayURL string   // the URL peers reach our gateway at (as /health advertises it)
 	SyncAddrs  []string // multiaddrs peers dial
+	// CreatedAt is when this instance was initialised (as /health reports
+	// it); zero means now. It only matters for a new row.
+	CreatedAt time.Time
 }
 
 // RegisterSelf puts this instance's own row in the table (or updates it when
@@ -100,6 +157,9 @@ func (r *Registry) RegisterSelf(ctx context.Context, self SelfInfo) (Instance, e
 		return Instance{}, fmt.Errorf("registering self: %w", err)
 	}
 	row.PublicKey = hex.EncodeToString(r.expectedKey(r.selfID))
+	if !self.CreatedAt.IsZero() {
+		row.CreatedAt = rfc3339(self.CreatedAt)
+	}
 	if _, err := r.upsert(ctx, row); err != nil {
 		return Instance{}, fmt.Errorf("registering self: %w", err)
 	}
@@ -125,8 +185,9 @@ func factsRow(id, name, role, gatewayURL string, addrs []string) (Row, error) {
 	return Row{ID: id, Name: name, Role: role, GatewayURL: gatewayURL, SyncAddrs: norm}, nil
 }
 
-// upsert writes the identity facts of want (everything but created_at and
-// revocation) unless the stored row already holds them.
+// upsert writes the identity facts of want (everything but revocation)
+// unless the stored row already holds them. want.CreatedAt is used for a new
+// row (empty means now); an existing row keeps its created_at.
 func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -137,7 +198,9 @@ func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
 			return Row{}, fmt.Errorf("reading instance %q: %w", want.ID, err)
 		}
 		row := want
-		row.CreatedAt = rfc3339(r.clock.Now())
+		if row.CreatedAt == "" {
+			row.CreatedAt = rfc3339(r.clock.Now())
+		}
 		if !insert {
 			prev, err := decodeRow(prevRaw)
 			if err != nil {
@@ -146,9 +209,7 @@ func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
 			if prev.Revoked {
 				return Row{}, fmt.Errorf("instance %q (revoked %s): %w", want.ID, prev.RevokedAt, ErrRevoked)
 			}
-			if prev.CreatedAt != "" {
-				row.CreatedAt = prev.CreatedAt
-			}
+			row.CreatedAt = cmp.Or(prev.CreatedAt, row.CreatedAt)
 			if sameFacts(prev, row) {
 				r.installRowLocked(row) // the snapshot may not have caught up yet
 				return row, nil

@@ -295,6 +295,19 @@ func roleRank(role string) int {
 	return 1
 }
 
+// Peers returns the merged view of every non-revoked instance but self: the
+// peers the sync layer keeps connected (and dials at their SyncAddrs).
+func (r *Registry) Peers() []Instance {
+	all := r.List()
+	out := all[:0]
+	for _, in := range all {
+		if in.ID != r.selfID && !in.Revoked() {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // Get returns the merged view of instance id, or ErrNotFound.
 func (r *Registry) Get(id string) (Instance, error) {
 	row, ok := r.snap.Load().rows[id]
