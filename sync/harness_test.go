@@ -85,10 +85,26 @@ type cluster struct {
 	net   *transport.MemNetwork
 	clock *fakeClock
 	nodes map[string]*tnode
+
+	mu      stdsync.Mutex
+	revoked map[transport.PeerID]bool // guarded by mu; refused by every node
+}
+
+func (c *cluster) admit(p transport.PeerID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.revoked[p]
+}
+
+func (c *cluster) revoke(p transport.PeerID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.revoked[p] = true
 }
 
 func newCluster(t *testing.T, names ...string) *cluster {
-	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: newFakeClock(), nodes: map[string]*tnode{}}
+	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: newFakeClock(), nodes: map[string]*tnode{},
+		revoked: map[transport.PeerID]bool{}}
 	for _, name := range names {
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
@@ -119,7 +135,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func (c *cluster) start(name string, peers ...string) {
 	c.t.Helper()
 	n := c.nodes[name]
-	n.tr = c.net.Join(n.id, nil)
+	n.tr = c.net.Join(n.id, transport.AdmitFunc(c.admit))
 	n.reg = prometheus.NewRegistry()
 	node, err := crowsync.NewNode(crowsync.Config{
 		Transport:  n.tr,

@@ -215,10 +215,16 @@ func TestRevokeDisconnects(t *testing.T) {
 	c.start("a", "b")
 	c.start("b", "a")
 	c.waitFor("connected", func() bool { return c.status("a")[c.n("b").id].Connected })
+	c.revoke(c.n("b").id)
 	if err := c.n("a").node.Revoke(t.Context(), c.n("b").id); err != nil {
 		t.Fatal(err)
 	}
 	c.waitFor("disconnected", func() bool { return !c.status("a")[c.n("b").id].Connected })
+	// b keeps redialling a; the admission check refuses it.
+	c.waitFor("b's dials refused", func() bool { return c.status("b")[c.n("a").id].DialFailures >= 3 })
+	if c.status("a")[c.n("b").id].Connected {
+		t.Fatal("revoked peer reconnected")
+	}
 }
 
 func TestNodeStopped(t *testing.T) {
