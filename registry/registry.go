@@ -52,6 +52,9 @@ const (
 	EventAdded   EventKind = iota + 1 // a row appeared (registered here or replicated)
 	EventUpdated                      // name, role, URL or sync addresses changed
 	EventRevoked                      // the instance was revoked: drop its connections
+	// EventRemoved: the row vanished from the table or became invalid (the
+	// registry itself never deletes rows). Treat it like EventRevoked.
+	EventRemoved
 )
 
 func (k EventKind) String() string {
@@ -62,6 +65,8 @@ func (k EventKind) String() string {
 		return "updated"
 	case EventRevoked:
 		return "revoked"
+	case EventRemoved:
+		return "removed"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -221,6 +226,11 @@ func (r *Registry) installLocked(next *snapshot) {
 			events = append(events, Event{Kind: EventRevoked, Instance: r.instance(row)})
 		case !sameFacts(old, row):
 			events = append(events, Event{Kind: EventUpdated, Instance: r.instance(row)})
+		}
+	}
+	for _, id := range sortedIDs(prev.rows) {
+		if _, ok := next.rows[id]; !ok {
+			events = append(events, Event{Kind: EventRemoved, Instance: r.instance(prev.rows[id])})
 		}
 	}
 	r.writeMirror()

@@ -83,6 +83,9 @@ func TestReloadIgnoresForeignRows(t *testing.T) {
 	if err := e.reg.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if evs := drain(e.events); len(evs) != 0 {
+		t.Errorf("invalid rows emitted %+v", evs)
+	}
 	if e.reg.IsAdmitted("evil") || e.reg.IsAdmittedKey(otherSeed.InstancePublicKey("evil")) || e.reg.IsAdmitted("junk") {
 		t.Error("invalid row admitted")
 	}
@@ -134,5 +137,26 @@ func TestSyncingHook(t *testing.T) {
 	}
 	if in, _ := e.reg.Get("sat-1"); in.Status != registry.StatusRevoked {
 		t.Errorf("status = %q, want revoked to win over syncing", in.Status)
+	}
+}
+
+func TestRowTurningInvalidIsRemoved(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "home-1", registry.RoleHome)
+	_, url := peer(t, ourSeed, "sat-1", registry.RoleSatellite)
+	if _, err := e.reg.Register(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	drain(e.events)
+	e.table.Set("sat-1", json.RawMessage(`{"id":"sat-1","role":"satellite","public_key":"00"}`))
+	if err := e.reg.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := drain(e.events)
+	if len(evs) != 1 || evs[0].Kind != registry.EventRemoved || evs[0].Instance.ID != "sat-1" {
+		t.Errorf("events = %+v, want one removed", evs)
+	}
+	if e.reg.IsAdmitted("sat-1") {
+		t.Error("invalid row still admitted")
 	}
 }
