@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ func ptr[T any](v T) *T { return &v }
 func newService(t testing.TB) (*Service, *storetest.Env) {
 	t.Helper()
 	env := storetest.Start(t, t.TempDir())
-	ix, err := search.Open(filepath.Join(t.TempDir(), "index"), nil)
+	ix, err := search.Open(filepath.Join(t.TempDir(), "index"), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
