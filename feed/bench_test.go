@@ -1,0 +1,197 @@
+package feed
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Benchmarks report entries/s; run with
+//
+//	go test ./feed/ -run '^$' -bench . -benchtime 3s
+//
+// Results and the Hypercore comparison are in docs/bench/feed.md.
+
+const benchEntrySize = 256
+
+func benchEntries(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		e := make([]byte, benchEntrySize)
+		for j := range e {
+			e[j] = byte(i*31 + j)
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func BenchmarkSign(b *testing.B) {
+	priv := testKey(1)
+	msg := make([]byte, SignableSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		ed25519.Sign(priv, msg)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "signs/s")
+}
+
+func BenchmarkVerifySignature(b *testing.B) {
+	priv := testKey(1)
+	msg := make([]byte, SignableSize)
+	sig := ed25519.Sign(priv, msg)
+	pub := priv.Public().(ed25519.PublicKey)
+	for b.Loop() {
+		ed25519.Verify(pub, msg, sig)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "verifies/s")
+}
+
+// benchStore makes a fresh storage; done releases it.
+type benchStore func(b *testing.B) (st Storage, done func())
+
+func memBench(b *testing.B) (Storage, func()) { return NewMemStorage(), func() {} }
+
+func badgerBench(sync bool) benchStore {
+	return func(b *testing.B) (Storage, func()) {
+		db, err := badger.Open(badger.DefaultOptions(b.TempDir()).WithLogger(nil).WithSyncWrites(sync))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return NewBadgerStorage(db), func() { db.Close() }
+	}
+}
+
+var benchStores = []struct {
+	name string
+	mk   benchStore
+}{
+	{"mem", memBench},
+	{"badger-fsync", badgerBench(true)},
+	{"badger-nofsync", badgerBench(false)},
+}
+
+func BenchmarkAppend(b *testing.B) {
+	entries := benchEntries(1000)
+	for _, s := range benchStores {
+		for _, batch := range []int{1, 100} {
+			b.Run(fmt.Sprintf("store=%s/batch=%d", s.name, batch), func(b *testing.B) {
+				const resetEvery = 300_000 // bound memory and disk of long runs
+				st, done := s.mk(b)
+				l, err := OpenLog(st, testKey(1))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(batch * benchEntrySize))
+				b.ReportAllocs()
+				n, j := 0, 0
+				for b.Loop() {
+					if n >= resetEvery {
+						b.StopTimer()
+						done()
+						st, done = s.mk(b)
+						l, _ = OpenLog(st, testKey(1))
+						n = 0
+						b.StartTimer()
+					}
+					if j+batch > len(entries) {
+						j = 0
+					}
+					if _, err := l.Append(entries[j : j+batch]); err != nil {
+						b.Fatal(err)
+					}
+					j += batch
+					n += batch
+				}
+				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
+				done()
+			})
+		}
+	}
+}
+
+// BenchmarkStage is the daemon's path: Stage into a badger txn, commit with
+// fsync, advance.
+func BenchmarkStage(b *testing.B) {
+	entries := benchEntries(1000)
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			st, done := badgerBench(true)(b)
+			defer done()
+			db := st.(*BadgerStorage).DB()
+			l, _ := OpenLog(st, testKey(1))
+			j := 0
+			for b.Loop() {
+				if j+batch > len(entries) {
+					j = 0
+				}
+				txn := db.NewTransaction(true)
+				commit, err := l.Stage(txn, entries[j:j+batch])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := txn.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				commit()
+				j += batch
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
+		})
+	}
+}
+
+// BenchmarkVerifyRange verifies and stores a 100k-entry range (one proof,
+// one signature) into a fresh replica.
+func BenchmarkVerifyRange(b *testing.B) {
+	const n = 100_000
+	entries := benchEntries(n)
+	a, _ := OpenLog(NewMemStorage(), testKey(1))
+	for i := 0; i < n; i += 1000 {
+		a.Append(entries[i : i+1000])
+	}
+	p, err := a.Proof(0, n, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range benchStores {
+		b.Run("store="+s.name, func(b *testing.B) {
+			b.SetBytes(n * benchEntrySize)
+			var total time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				st, done := s.mk(b)
+				rs := OpenReplicas(st, PublicKey{})
+				b.StartTimer()
+				t0 := time.Now()
+				if _, err := rs.Apply(p, entries); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(t0)
+				b.StopTimer()
+				done()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*n)/total.Seconds(), "entries/s")
+		})
+	}
+}
+
+// BenchmarkHashOnly is the floor of verification: leaf hashing of 100k
+// 256-byte entries and their parents, no storage, no signature.
+func BenchmarkHashOnly(b *testing.B) {
+	const n = 100_000
+	entries := benchEntries(n)
+	w := newWalker(newHasher())
+	b.SetBytes(n * benchEntrySize)
+	for b.Loop() {
+		w.reset()
+		for i, e := range entries {
+			_ = w.push(Node{Index: 2 * uint64(i), Size: uint64(len(e)), Hash: w.x.leaf(e)})
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "entries/s")
+}
