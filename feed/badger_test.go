@@ -186,3 +186,54 @@ func TestBadgerReplica(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// TestBadgerCrashBeforeState simulates a crash between a split write's
+// records and its state: the feed reopens at the old state and the next
+// apply overwrites the orphaned records.
+func TestBadgerCrashBeforeState(t *testing.T) {
+	dir := t.TempDir()
+	db := openBadger(t, dir)
+	rng := rand.New(rand.NewPCG(16, 17))
+	entries := randEntries(rng, 100, 50)
+	other := randEntries(rng, 100, 50)
+	a, _ := OpenLog(NewMemStorage(), testKey(1))
+	a.Append(entries)
+	st := NewBadgerStorage(db)
+	rs := OpenReplicas(st, PublicKey{})
+	p, _ := a.Proof(0, 37, 0)
+	if _, err := rs.Apply(p, entries[:37]); err != nil {
+		t.Fatal(err)
+	}
+	// Orphan records for [37, 90) (garbage), no state: the crash.
+	recs := make([][]byte, 53)
+	for i := range recs {
+		recs[i] = make([]byte, recordHeader(37+uint64(i))+len(other[i]))
+	}
+	if err := st.Write(&Batch{Key: a.Key(), Start: 37, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openBadger(t, dir)
+	defer db.Close()
+	rs = OpenReplicas(NewBadgerStorage(db), PublicKey{})
+	s, err := rs.State(a.Key())
+	if err != nil || s.Length != 37 {
+		t.Fatalf("state after crash %+v %v", s, err)
+	}
+	if _, err := rs.Read(a.Key(), 0, 38); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("read past state: %v", err)
+	}
+	p, _ = a.Proof(37, 100, 100)
+	if _, err := rs.Apply(p, entries[37:]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rs.Read(a.Key(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if string(got[i]) != string(entries[i]) {
+			t.Fatalf("entry %d differs", i)
+		}
+	}
+}

@@ -12,16 +12,21 @@ import (
 // feed's raw 32-byte public key, integers are big-endian):
 //
 //	f/s/<pk>            → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
-//	f/e/<pk><uint64 i>  → record of entry i (nodes completed by i, then data)
+//	f/e/<pk><uint64 k>  → chunk k: the records of entries [16k, 16k+16), each
+//	                      as uint32(len) ‖ record (nodes completed by the entry, then data)
 //	f/n/<pk><uint64 j>  → node j beyond the stored entries: hash (32) ‖ uint64(size)
 //	f/x/<pk>            → fork evidence (ForkEvidence encoding)
 //
-// One key per entry; the head is written last, in the same transaction when
-// the batch fits one.
+// Entries are packed 16 to a key (a write rewrites the partial chunk at the
+// end of the feed), so a bulk write costs one badger key per 16 entries;
+// the head is written last, in the same transaction when the batch fits one.
+// Bytes of a chunk beyond the state's length (left by a crash between a
+// split write and its state) are ignored and overwritten by the next write.
 const (
 	keyPrefixLen = 4 // "f/?/"
 	feedKeyLen   = keyPrefixLen + 32
 	entryKeyLen  = feedKeyLen + 8
+	chunkEntries = 16
 )
 
 // BadgerStorage is the Storage of the daemon: feeds in the shared badger
@@ -54,31 +59,81 @@ func indexKey(kind byte, key PublicKey, i uint64) []byte {
 
 func batchBytes(b *Batch) (n int) {
 	for _, r := range b.Records {
-		n += len(r) + entryKeyLen + 16
+		n += len(r) + 4
 	}
+	n += (len(b.Records)/chunkEntries + 2) * (entryKeyLen + 16 + chunkEntries*(nodeWireSize*2+4))
 	return n + len(b.Nodes)*(entryKeyLen+nodeWireSize+16) + len(b.Fork) + stateSize
 }
 
 // stage writes b into txn, state last.
 func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch) error {
-	if err := s.stageData(txn.Set, b); err != nil {
+	get := func(k []byte) ([]byte, bool, error) { return badgerReader{txn}.get(k) }
+	if err := s.stageData(txn.Set, get, b); err != nil {
 		return err
 	}
 	return s.stageState(txn, b)
 }
 
-func (s *BadgerStorage) stageData(set func(k, v []byte) error, b *Batch) error {
+// chunkPrefix returns the first n records of chunk value v (n ≤ stored).
+func chunkPrefix(v []byte, n int) ([]byte, error) {
+	o := 0
+	for j := 0; j < n; j++ {
+		if len(v)-o < 4 {
+			return nil, ErrCorrupt
+		}
+		l := int(binary.BigEndian.Uint32(v[o:]))
+		if len(v)-o-4 < l {
+			return nil, ErrCorrupt
+		}
+		o += 4 + l
+	}
+	return v[:o], nil
+}
+
+func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
 	if len(b.Records) > 0 {
-		// One allocation for all entry keys; badger keeps them until commit.
-		keys := make([]byte, len(b.Records)*entryKeyLen)
-		proto := feedKey('e', b.Key)
-		for j, rec := range b.Records {
-			k := keys[j*entryKeyLen : (j+1)*entryKeyLen : (j+1)*entryKeyLen]
-			copy(k, proto)
-			binary.BigEndian.PutUint64(k[feedKeyLen:], b.Start+uint64(j))
-			if err := set(k, rec); err != nil {
-				return fmt.Errorf("writing entry %d of %s: %w", b.Start+uint64(j), b.Key, err)
+		end := b.Start + uint64(len(b.Records))
+		first, last := b.Start/chunkEntries, (end-1)/chunkEntries
+		// Records already in the first chunk, before b.Start, are kept.
+		var prefix []byte
+		if keep := int(b.Start % chunkEntries); keep > 0 {
+			v, ok, err := get(indexKey('e', b.Key, first))
+			if err == nil && !ok {
+				err = ErrCorrupt
 			}
+			if err == nil {
+				prefix, err = chunkPrefix(v, keep)
+			}
+			if err != nil {
+				return fmt.Errorf("reading chunk %d of %s: %w", first, b.Key, err)
+			}
+		}
+		size := len(prefix)
+		for _, r := range b.Records {
+			size += 4 + len(r)
+		}
+		// One allocation for all values and one for all keys; badger keeps
+		// them until commit.
+		vals := make([]byte, 0, size)
+		keys := make([]byte, (last-first+1)*entryKeyLen)
+		proto := feedKey('e', b.Key)
+		vals = append(vals, prefix...)
+		from := 0
+		for j, rec := range b.Records {
+			vals = binary.BigEndian.AppendUint32(vals, uint32(len(rec)))
+			vals = append(vals, rec...)
+			i := b.Start + uint64(j)
+			if (i+1)%chunkEntries != 0 && i+1 != end {
+				continue
+			}
+			c := i / chunkEntries
+			k := keys[(c-first)*entryKeyLen : (c-first+1)*entryKeyLen : (c-first+1)*entryKeyLen]
+			copy(k, proto)
+			binary.BigEndian.PutUint64(k[feedKeyLen:], c)
+			if err := set(k, vals[from:len(vals):len(vals)]); err != nil {
+				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, i, err)
+			}
+			from = len(vals)
 		}
 	}
 	for i := range b.Nodes {
@@ -119,7 +174,11 @@ func (s *BadgerStorage) Write(b *Batch) error {
 	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
-	if err := s.stageData(wb.Set, b); err != nil {
+	get := func(k []byte) (v []byte, ok bool, err error) {
+		err = s.db.View(func(txn *badger.Txn) error { v, ok, err = badgerReader{txn}.get(k); return err })
+		return v, ok, err
+	}
+	if err := s.stageData(wb.Set, get, b); err != nil {
 		return err
 	}
 	if err := wb.Flush(); err != nil {
@@ -186,14 +245,20 @@ func (r badgerReader) State(key PublicKey) (State, bool, error) {
 }
 
 func (r badgerReader) Record(key PublicKey, i uint64) ([]byte, error) {
-	v, ok, err := r.get(indexKey('e', key, i))
+	v, ok, err := r.get(indexKey('e', key, i/chunkEntries))
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("record %d of %s missing: %w", i, key, ErrCorrupt)
+	if ok {
+		if p, err := chunkPrefix(v, int(i%chunkEntries)); err == nil {
+			if rest := v[len(p):]; len(rest) >= 4 {
+				if l := int(binary.BigEndian.Uint32(rest)); len(rest)-4 >= l {
+					return rest[4 : 4+l], nil
+				}
+			}
+		}
 	}
-	return v, nil
+	return nil, fmt.Errorf("record %d of %s missing: %w", i, key, ErrCorrupt)
 }
 
 func (r badgerReader) Records(key PublicKey, start, end uint64, fn func(uint64, []byte) error) error {
@@ -202,22 +267,41 @@ func (r badgerReader) Records(key PublicKey, start, end uint64, fn func(uint64, 
 	}
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = feedKey('e', key)
-	if end-start < uint64(opts.PrefetchSize) {
-		opts.PrefetchSize = int(end - start)
+	if n := (end-start)/chunkEntries + 1; n < uint64(opts.PrefetchSize) {
+		opts.PrefetchSize = int(n)
 	}
 	it := r.txn.NewIterator(opts)
 	defer it.Close()
 	want := start
-	for it.Seek(indexKey('e', key, start)); it.Valid() && want < end; it.Next() {
+	for it.Seek(indexKey('e', key, start/chunkEntries)); it.Valid() && want < end; it.Next() {
 		item := it.Item()
 		k := item.Key()
-		if len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != want {
-			return fmt.Errorf("record %d of %s missing: %w", want, key, ErrCorrupt)
+		c := want / chunkEntries
+		if len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != c {
+			break
 		}
-		if err := item.Value(func(v []byte) error { return fn(want, v) }); err != nil {
+		err := item.Value(func(v []byte) error {
+			for i, o := c*chunkEntries, 0; i < (c+1)*chunkEntries && want < end; i++ {
+				if len(v)-o < 4 {
+					return nil
+				}
+				l := int(binary.BigEndian.Uint32(v[o:]))
+				if len(v)-o-4 < l {
+					return nil
+				}
+				if i == want {
+					if err := fn(i, v[o+4:o+4+l]); err != nil {
+						return err
+					}
+					want++
+				}
+				o += 4 + l
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		want++
 	}
 	if want != end {
 		return fmt.Errorf("record %d of %s missing: %w", want, key, ErrCorrupt)
