@@ -19,6 +19,8 @@ type healthResponse struct {
 	PublicKey  string   `json:"public_key"`
 	Version    string   `json:"version"`
 	SyncAddrs  []string `json:"sync_addrs"`
+	GatewayURL string   `json:"gateway_url,omitempty"`
+	CreatedAt  string   `json:"created_at,omitempty"`
 	Challenge  string   `json:"challenge,omitempty"`
 	Signature  string   `json:"signature,omitempty"`
 }
@@ -28,6 +30,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	resp := healthResponse{
 		Status: "ok", InstanceID: self.InstanceID, Name: self.Name, Role: self.Role,
 		CrowID: self.CrowID, PublicKey: self.PublicKey, Version: self.Version, SyncAddrs: []string{},
+		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt,
 	}
 	if self.SyncAddrs != nil {
 		if a := self.SyncAddrs(); a != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/registry"
+	crowsync "github.com/crow-sync/crow/sync"
 )
 
 // Self describes this instance for /health.
@@ -28,6 +30,8 @@ type Self struct {
 	CrowID     string
 	PublicKey  string // hex Ed25519
 	Version    string
+	GatewayURL string // the URL peers reach this gateway at
+	CreatedAt  string // RFC 3339: when this instance was initialised
 	// SyncAddrs returns the multiaddrs peers dial; it may change at run time.
 	SyncAddrs func() []string
 }
@@ -40,8 +44,13 @@ type Config struct {
 	Keys     *KeyChecker
 	Sign     func(challenge []byte) []byte // signs a health challenge with the instance key
 	Memories *memory.Service
-	// Registry receives the gateway's metrics and is served at /metrics.
-	Registry *prometheus.Registry
+	// Instances is the registry of crow_instances.
+	Instances *registry.Registry
+	// SyncNode is the replication node; SyncFeeds the feeds it replicates.
+	SyncNode  *crowsync.Node
+	SyncFeeds syncFeeds
+	// Metrics receives the gateway's metrics and is served at /metrics.
+	Metrics *prometheus.Registry
 }
 
 // Server is the HTTP gateway.
@@ -58,17 +67,17 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Registry == nil {
-		cfg.Registry = prometheus.NewRegistry()
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "gateway"), keys: cfg.Keys}
-	s.metrics = newHTTPMetrics(cfg.Registry)
+	s.metrics = newHTTPMetrics(cfg.Metrics)
 
 	mux := http.NewServeMux()
 	owner := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.requireOwner(h)) }
 
 	mux.HandleFunc("GET /health", s.handleHealth)
-	mux.Handle("GET /metrics", s.requireOwner(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	mux.Handle("GET /metrics", s.requireOwner(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
 
 	owner("POST /v1/memory", s.handleMemoryCreate)
 	owner("GET /v1/memory/{id}", s.handleMemoryGet)
@@ -76,6 +85,12 @@ func New(cfg Config) *Server {
 	owner("DELETE /v1/memory/{id}", s.handleMemoryDelete)
 	owner("GET /v1/memories/list", s.handleMemoryList)
 	owner("GET /v1/memories/search", s.handleMemorySearch)
+
+	owner("GET /v1/instances", s.handleInstancesList)
+	owner("POST /v1/instances", s.handleInstancesRegister)
+	owner("DELETE /v1/instances/{id}", s.handleInstancesRevoke)
+	mux.HandleFunc("POST "+registry.AnnouncePath, s.handleInstancesAnnounce)
+	owner("GET /v1/sync/status", s.handleSyncStatus)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)

@@ -129,7 +129,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Keys:     gateway.NewKeyChecker(h.APIKeyHash()),
 		Sign:     func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
 		Memories: mem,
-		Registry: reg,
+		Metrics:  reg,
 	})
 	if err := h.WriteGatewayAddr(ln.Addr().String()); err != nil {
 		return err

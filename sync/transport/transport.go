@@ -170,3 +170,16 @@ func (t *Tracker) Accept(ev Event) []Event {
 		return nil
 	}
 }
+
+// PublicKey returns the Ed25519 key the peer id was derived from.
+func (p PeerID) PublicKey() (ed25519.PublicKey, error) {
+	k, err := peer.ID(p).ExtractPublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("public key of peer %s: %w", p, err)
+	}
+	raw, err := k.Raw()
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("public key of peer %s: not an Ed25519 key", p)
+	}
+	return ed25519.PublicKey(raw), nil
+}

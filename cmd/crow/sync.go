@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+)
+
+func init() {
+	register("sync", "replication state (status)", runSync)
+}
+
+func runSync(ctx context.Context, g *globals, args []string) error {
+	if len(args) == 0 || args[0] != "status" {
+		return usagef("usage: crow sync status [--json]")
+	}
+	fs := flag.NewFlagSet("sync status", flag.ContinueOnError)
+	g.bind(fs)
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("crow sync status takes no arguments")
+	}
+	c, err := newClient(g)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.do(ctx, "GET", "/v1/sync/status", nil, nil, &raw); err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(g.stdout, raw)
+	}
+	var doc struct {
+		Feeds []struct {
+			Feed       string `json:"feed"`
+			InstanceID string `json:"instance_id"`
+			Name       string `json:"name"`
+			Length     uint64 `json:"length"`
+		} `json:"feeds"`
+		Peers []struct {
+			InstanceID      string `json:"instance_id"`
+			Name            string `json:"name"`
+			PeerID          string `json:"peer_id"`
+			LastSeen        string `json:"last_seen"`
+			Connected       bool   `json:"connected"`
+			Lag             uint64 `json:"lag"`
+			EntriesReceived uint64 `json:"entries_received"`
+			EntriesSent     uint64 `json:"entries_sent"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("decoding answer: %w", err)
+	}
+	fmt.Fprintln(g.stdout, "feeds held here:")
+	for _, f := range doc.Feeds {
+		name := f.Name
+		if name == "" {
+			name = "(unregistered)"
+		}
+		fmt.Fprintf(g.stdout, "  %-14s %s…  length=%d\n", name, f.Feed[:16], f.Length)
+	}
+	fmt.Fprintln(g.stdout, "peers:")
+	if len(doc.Peers) == 0 {
+		fmt.Fprintln(g.stdout, "  (none registered)")
+	}
+	for _, p := range doc.Peers {
+		state := "disconnected"
+		if p.Connected {
+			state = "connected"
+		}
+		seen := p.LastSeen
+		if seen == "" {
+			seen = "never"
+		}
+		fmt.Fprintf(g.stdout, "  %-14s %-12s lag=%d received=%d sent=%d last_seen=%s\n",
+			p.Name, state, p.Lag, p.EntriesReceived, p.EntriesSent, seen)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	crowsync "github.com/crow-sync/crow/sync"
+)
+
+// feedStatus is one feed held here.
+type feedStatus struct {
+	Feed       string `json:"feed"` // hex public key
+	InstanceID string `json:"instance_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Length     uint64 `json:"length"` // contiguous entries held here
+}
+
+// peerFeedStatus compares one feed between this instance and a peer.
+type peerFeedStatus struct {
+	Feed       string `json:"feed"`
+	InstanceID string `json:"instance_id,omitempty"`
+	Local      uint64 `json:"local"`
+	Peer       uint64 `json:"peer"`
+	Lag        uint64 `json:"lag"`
+	Stopped    bool   `json:"stopped,omitempty"`
+}
+
+// peerStatus is the replication state with one peer.
+type peerStatus struct {
+	InstanceID      string           `json:"instance_id,omitempty"`
+	Name            string           `json:"name,omitempty"`
+	PeerID          string           `json:"peer_id"`
+	Connected       bool             `json:"connected"`
+	LastSeen        string           `json:"last_seen,omitempty"`
+	Lag             uint64           `json:"lag"` // entries we miss from this peer, all feeds
+	EntriesReceived uint64           `json:"entries_received"`
+	EntriesSent     uint64           `json:"entries_sent"`
+	Inflight        int              `json:"inflight"`
+	Feeds           []peerFeedStatus `json:"feeds"`
+}
+
+// syncStatusResponse is the answer of GET /v1/sync/status.
+type syncStatusResponse struct {
+	InstanceID string       `json:"instance_id"`
+	Feeds      []feedStatus `json:"feeds"`
+	Peers      []peerStatus `json:"peers"`
+}
+
+// instanceOfKey names the instance whose feed (or peer) key is pub.
+func (s *Server) instanceOfKey(pub ed25519.PublicKey) (id, name string) {
+	if s.cfg.Instances == nil {
+		return "", ""
+	}
+	in, err := s.cfg.Instances.LookupKey(pub)
+	if err != nil {
+		return "", ""
+	}
+	return in.ID, in.Name
+}
+
+func (s *Server) handleSyncStatus(w http.ResponseWriter, r *http.Request) {
+	resp := syncStatusResponse{InstanceID: s.cfg.Self.InstanceID, Feeds: []feedStatus{}, Peers: []peerStatus{}}
+	heads, err := s.cfg.SyncFeeds.Heads()
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	for _, h := range heads {
+		id, name := s.instanceOfKey(h.Feed[:])
+		resp.Feeds = append(resp.Feeds, feedStatus{Feed: hex.EncodeToString(h.Feed[:]), InstanceID: id, Name: name, Length: h.Length})
+	}
+	peers, err := s.cfg.SyncNode.Status(r.Context())
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	for _, p := range peers {
+		ps := peerStatus{
+			PeerID: p.Peer.String(), Connected: p.Connected, EntriesReceived: p.EntriesReceived,
+			EntriesSent: p.EntriesSent, Inflight: p.Inflight, Feeds: []peerFeedStatus{},
+		}
+		if !p.LastSeen.IsZero() {
+			ps.LastSeen = p.LastSeen.UTC().Format(time.RFC3339)
+		}
+		if pub, err := p.Peer.PublicKey(); err == nil {
+			ps.InstanceID, ps.Name = s.instanceOfKey(pub)
+		}
+		for _, f := range p.Feeds {
+			id, _ := s.instanceOfKey(f.Feed[:])
+			ps.Feeds = append(ps.Feeds, peerFeedStatus{
+				Feed: hex.EncodeToString(f.Feed[:]), InstanceID: id, Local: f.Local, Peer: f.Peer, Lag: f.Lag, Stopped: f.Stopped,
+			})
+			ps.Lag += f.Lag
+		}
+		resp.Peers = append(resp.Peers, ps)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// syncFeeds is what the gateway reads of the held feeds.
+type syncFeeds interface {
+	Heads() ([]crowsync.Head, error)
+}
