@@ -43,6 +43,9 @@ func NewIndexer(db *store.DB, ix *Index) *Indexer {
 func (x *Indexer) Serve(ctx context.Context) error {
 	if x.ix.fresh {
 		if err := x.rebuild(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // shut down mid-rebuild: the next start rebuilds again
+			}
 			return err
 		}
 		x.ix.fresh = false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -456,5 +457,44 @@ func TestTransformIsReadModifyWrite(t *testing.T) {
 	}}
 	if _, err := w.Write(ctx, bad); !errors.Is(err, ErrInvalidMutation) {
 		t.Fatalf("bad transform: %v", err)
+	}
+}
+
+func TestTooBigBatchesSplit(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{MemTableSize: 1 << 20}) // ~157 KB per txn
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w, _ := NewWriter(db, WriterOptions{InstanceID: "inst-a", Journal: &fakeJournal{}, MaxBatchBytes: 64 << 20})
+	val := json.RawMessage(`{"v":"` + strings.Repeat("a", 3000) + `"}`)
+	var reqs []*request
+	for i := range 8 {
+		var muts []Mutation
+		for k := range 10 {
+			muts = append(muts, ins(fmt.Sprintf("r%d-%d", i, k), string(val)))
+		}
+		reqs = append(reqs, newReq(muts...))
+	}
+	w.commitBatch(reqs)
+	for i, r := range reqs {
+		if o := <-r.resp; o.err != nil {
+			t.Fatalf("request %d: %v", i, o.err)
+		}
+	}
+	if st := w.Stats(); st.Mutations != 80 || st.Commits < 2 {
+		t.Fatalf("stats %+v: want 80 mutations split over several commits", st)
+	}
+	var muts []Mutation
+	for k := range 200 {
+		muts = append(muts, ins(fmt.Sprintf("big-%d", k), string(val)))
+	}
+	big := newReq(muts...)
+	w.commitBatch([]*request{big})
+	if o := <-big.resp; !errors.Is(o.err, ErrTooLarge) {
+		t.Fatalf("oversized write: %v, want ErrTooLarge", o.err)
+	}
+	if _, err := db.Get(TableNotes, "big-0"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("oversized write leaked: %v", err)
 	}
 }
