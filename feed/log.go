@@ -132,7 +132,9 @@ func (l *Log) Append(entries [][]byte) (Head, error) {
 // uncommitted one: calling the superseded commit panics, because its
 // transaction and the later one wrote the same entry indexes (calling
 // commit after every successful txn.Commit, before the next Stage, rules
-// this out). Zero entries stage nothing and return a no-op commit.
+// this out). Zero entries stage nothing and return a no-op commit. A batch
+// too large for one badger transaction fails with badger.ErrTxnTooBig
+// (wrapped); the caller splits it.
 func (l *Log) Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error) {
 	bs, ok := l.st.(*BadgerStorage)
 	if !ok {

@@ -85,6 +85,12 @@ func (rs *Replicas) loadLocked(key PublicKey) (*replica, error) {
 // except, for a new fork, the fork evidence.
 func (rs *Replicas) Apply(p *Proof, entries [][]byte) (State, error) {
 	key := p.Head.Key
+	if err := p.checkShape(); err != nil {
+		return State{}, fmt.Errorf("applying to %s: %w", key, err)
+	}
+	if uint64(len(entries)) != p.Count {
+		return State{}, fmt.Errorf("applying to %s: %d entries for a proof of %d: %w", key, len(entries), p.Count, ErrInvalidProof)
+	}
 	if key == rs.self {
 		return State{}, fmt.Errorf("applying to own feed %s: %w", key, ErrWrongFeed)
 	}

@@ -210,6 +210,11 @@ func TestReplicaErrors(t *testing.T) {
 	if err := rs2.ObserveHead(h20); err != nil {
 		t.Fatal(err)
 	}
+	// entry count must match the proof
+	p, _ = a.Proof(0, 5, 0)
+	if _, err := rs2.Apply(p, entries[:4]); !errors.Is(err, ErrInvalidProof) {
+		t.Fatalf("short entries: %v", err)
+	}
 	// own feed refused
 	own := OpenReplicas(NewMemStorage(), a.Key())
 	p, _ = a.Proof(0, 1, 0)
