@@ -1,0 +1,178 @@
+package conflicts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crow-sync/crow/store"
+	"github.com/dgraph-io/badger/v4"
+)
+
+var (
+	prefixConflict = []byte("n/conflicts/c/")
+	prefixRow      = []byte("n/conflicts/r/")
+)
+
+func conflictKey(id string) []byte { return append(append([]byte(nil), prefixConflict...), id...) }
+
+func rowPrefix(table, rowID string) []byte {
+	return []byte(string(prefixRow) + table + "/" + rowID + "\x00")
+}
+
+// Store reads and writes conflict records and notifications in the instance's
+// badger database. It is safe for concurrent use.
+type Store struct {
+	db  *store.DB
+	now func() time.Time
+}
+
+// NewStore returns a Store over db. now stamps created_at and is the injected
+// clock (nil: db.Now).
+func NewStore(db *store.DB, now func() time.Time) *Store {
+	if now == nil {
+		now = db.Now
+	}
+	return &Store{db: db, now: now}
+}
+
+// PutTxn writes c inside txn unless a record with its id exists (idempotent:
+// the existing record, with its created_at and resolution, is kept). c.ID
+// must be the derived id (New sets it); CreatedAt is stamped if zero. For a
+// new record it raises the conflict notification if none is unread. It
+// reports whether the record was created.
+func (s *Store) PutTxn(txn *badger.Txn, c *Conflict) (created bool, err error) {
+	if c.ID == "" || c.TableName == "" || c.RowID == "" {
+		return false, errors.New("putting conflict: missing id, table or row id")
+	}
+	_, err = txn.Get(conflictKey(c.ID))
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, badger.ErrKeyNotFound) {
+		return false, fmt.Errorf("reading conflict %s: %w", c.ID, err)
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.now().UTC()
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return false, fmt.Errorf("encoding conflict %s: %w", c.ID, err)
+	}
+	if err := txn.Set(conflictKey(c.ID), b); err != nil {
+		return false, fmt.Errorf("writing conflict %s: %w", c.ID, err)
+	}
+	if err := txn.Set(append(rowPrefix(c.TableName, c.RowID), c.ID...), nil); err != nil {
+		return false, fmt.Errorf("indexing conflict %s: %w", c.ID, err)
+	}
+	if err := s.raiseTxn(txn, c); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// DeleteTxn removes the record id and its row index entry inside txn (the
+// apply loop retracts a record superseded by a newer pair). A missing id is
+// not an error.
+func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
+	c, err := s.GetTxn(txn, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := txn.Delete(conflictKey(id)); err != nil {
+		return fmt.Errorf("deleting conflict %s: %w", id, err)
+	}
+	if err := txn.Delete(append(rowPrefix(c.TableName, c.RowID), id...)); err != nil {
+		return fmt.Errorf("unindexing conflict %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetTxn reads the record id inside txn, or ErrNotFound.
+func (s *Store) GetTxn(txn *badger.Txn, id string) (*Conflict, error) {
+	item, err := txn.Get(conflictKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, fmt.Errorf("conflict %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading conflict %s: %w", id, err)
+	}
+	c := new(Conflict)
+	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, c) }); err != nil {
+		return nil, fmt.Errorf("decoding conflict %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Get reads the record id, or ErrNotFound.
+func (s *Store) Get(id string) (*Conflict, error) {
+	var c *Conflict
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		c, err = s.GetTxn(txn, id)
+		return err
+	})
+	return c, err
+}
+
+// ForRowTxn returns the records of one row inside txn, ordered by id.
+func (s *Store) ForRowTxn(txn *badger.Txn, table, rowID string) ([]*Conflict, error) {
+	p := rowPrefix(table, rowID)
+	io := badger.DefaultIteratorOptions
+	io.Prefix = p
+	io.PrefetchValues = false
+	it := txn.NewIterator(io)
+	var ids []string
+	for it.Rewind(); it.Valid(); it.Next() {
+		ids = append(ids, string(it.Item().Key()[len(p):]))
+	}
+	it.Close()
+	out := make([]*Conflict, 0, len(ids))
+	for _, id := range ids {
+		c, err := s.GetTxn(txn, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Filter selects records for List. Zero fields select everything.
+type Filter struct {
+	Table      string // only this table
+	RowID      string // only this row (with Table)
+	Unresolved bool   // only records not yet resolved
+}
+
+// List returns the records matching f, newest first (created_at, then id).
+func (s *Store) List(f Filter) ([]Conflict, error) {
+	var out []Conflict
+	err := s.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefixConflict
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var c Conflict
+			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) }); err != nil {
+				return fmt.Errorf("decoding conflict %s: %w", it.Item().Key(), err)
+			}
+			if (f.Table != "" && c.TableName != f.Table) || (f.RowID != "" && c.RowID != f.RowID) ||
+				(f.Unresolved && c.Resolved) {
+				continue
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing conflicts: %w", err)
+	}
+	sortNewest(out, func(c Conflict) (time.Time, string) { return c.CreatedAt, c.ID })
+	return out, nil
+}

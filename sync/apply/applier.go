@@ -1,0 +1,365 @@
+package apply
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/store"
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Options configures New.
+type Options struct {
+	DB        *store.DB        // required
+	Replicas  *feed.Replicas   // required: the verified replicas to apply
+	Conflicts *conflicts.Store // required: where conflict records go
+	Self      feed.PublicKey   // this instance's own feed: never applied
+	// InstanceID is this instance's id (required).
+	InstanceID string
+	// OnApplied, if set, is called after each transaction commits, in order,
+	// for every row the transaction changed (table and the new envelope). It
+	// runs on the applying goroutine and must not block for long.
+	OnApplied func(table string, row *store.Row)
+	// Metrics (nil: unregistered collectors).
+	Metrics *Metrics
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// MaxBatch caps the consecutive entries of one feed applied in one
+	// transaction (default 256; 1 gives one transaction per entry).
+	MaxBatch int
+	// Rescan is the safety-net interval at which Serve rescans every replica
+	// without a Notify (default 1 minute).
+	Rescan time.Duration
+}
+
+// Applier is the apply loop (InstanceSyncManager's apply side). See the
+// package doc for the contract.
+type Applier struct {
+	db        *store.DB
+	rs        *feed.Replicas
+	cs        *conflicts.Store
+	self      feed.PublicKey
+	rules     rules
+	onApplied func(string, *store.Row)
+	m         *Metrics
+	log       *slog.Logger
+	maxBatch  int
+	rescan    time.Duration
+	wake      chan struct{} // capacity 1: a pending value means "rescan"
+
+	mu sync.Mutex // serialises CatchUp (and so every write this applier makes)
+	st stats
+
+	// hook, if set (tests), runs after each entry is staged, with the number
+	// of entries staged by this applier so far; an error aborts the
+	// transaction as a crash before commit would.
+	hook func(staged int) error
+	// staged is guarded by mu.
+	staged int
+}
+
+// New returns an Applier. Run Serve to start it.
+func New(o Options) (*Applier, error) {
+	if o.DB == nil || o.Replicas == nil || o.Conflicts == nil || o.InstanceID == "" {
+		return nil, errors.New("new applier: DB, Replicas, Conflicts and InstanceID are required")
+	}
+	if o.Metrics == nil {
+		o.Metrics, _ = NewMetrics(nil)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = time.Minute
+	}
+	return &Applier{
+		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID},
+		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
+		maxBatch: o.MaxBatch, rescan: o.Rescan, wake: make(chan struct{}, 1),
+	}, nil
+}
+
+// Notify tells the applier that a replica grew. It never blocks; calls made
+// while a scan is pending coalesce.
+func (a *Applier) Notify() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Serve applies everything held, then again after every Notify and every
+// Rescan interval, until ctx ends (it then returns nil). Errors of one pass
+// are logged; the next pass retries from the checkpoints.
+func (a *Applier) Serve(ctx context.Context) error {
+	t := time.NewTicker(a.rescan)
+	defer t.Stop()
+	for {
+		if _, err := a.CatchUp(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			a.log.Error("apply pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// CatchUp applies every entry held in the replicas beyond their checkpoints
+// and returns how many entries it processed. Calls are serialised. An error
+// in one feed does not stop the others; the errors are joined.
+func (a *Applier) CatchUp(ctx context.Context) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	feeds, err := a.rs.List()
+	if err != nil {
+		return 0, fmt.Errorf("apply: %w", err)
+	}
+	total := 0
+	var errs []error
+	for _, f := range feeds {
+		if f.Key == a.self {
+			continue
+		}
+		n, err := a.applyFeedLocked(ctx, f.Key)
+		total += n
+		if err != nil {
+			if ctx.Err() != nil {
+				return total, ctx.Err()
+			}
+			errs = append(errs, fmt.Errorf("applying feed %s: %w", f.Key, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int, error) {
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		var next uint64
+		if err := a.db.View(func(txn *badger.Txn) error {
+			var err error
+			next, err = a.db.AppliedTxn(txn, key[:])
+			return err
+		}); err != nil {
+			return total, err
+		}
+		st, err := a.rs.State(key)
+		if err != nil {
+			return total, err
+		}
+		if next >= st.Length {
+			return total, nil
+		}
+		end := min(st.Length, next+uint64(a.maxBatch))
+		entries, err := a.rs.Read(key, next, end)
+		if err != nil {
+			return total, err
+		}
+		if err := a.commitLocked(key, next, entries); err != nil {
+			return total, err
+		}
+		total += len(entries)
+	}
+}
+
+// errMoved: the checkpoint is not where the batch starts (another writer of
+// it); the caller re-reads it.
+var errMoved = errors.New("checkpoint moved")
+
+// commitLocked applies entries [start, start+len) of feed key in one
+// transaction, retrying conflicts and splitting batches too big for one
+// transaction, then runs the post-commit effects.
+func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byte) error {
+	var eff *effects
+	var err error
+	for range 20 {
+		eff, err = a.tryLocked(key, start, entries)
+		if !errors.Is(err, badger.ErrConflict) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, badger.ErrTxnTooBig) && len(entries) > 1:
+		half := len(entries) / 2
+		if err := a.commitLocked(key, start, entries[:half]); err != nil {
+			return err
+		}
+		return a.commitLocked(key, start+uint64(half), entries[half:])
+	case errors.Is(err, errMoved):
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := a.db.NotifyQueue(); err != nil {
+		a.log.Warn("publishing queue head", "err", err)
+	}
+	a.account(eff)
+	if a.onApplied != nil {
+		for _, r := range eff.rows {
+			a.onApplied(r.table, r.r)
+		}
+	}
+	return nil
+}
+
+func (a *Applier) tryLocked(key feed.PublicKey, start uint64, entries [][]byte) (*effects, error) {
+	txn := a.db.Badger().NewTransaction(true)
+	defer txn.Discard()
+	cp, err := a.db.AppliedTxn(txn, key[:])
+	if err != nil {
+		return nil, err
+	}
+	if cp != start {
+		return nil, errMoved
+	}
+	eff := &effects{}
+	for i, e := range entries {
+		idx := start + uint64(i)
+		if err := a.stageEntry(txn, key, idx, e, eff); err != nil {
+			return nil, err
+		}
+		if err := a.db.SetAppliedTxn(txn, key[:], idx+1); err != nil {
+			return nil, err
+		}
+		a.staged++
+		if a.hook != nil {
+			if err := a.hook(a.staged); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		return nil, fmt.Errorf("committing entries [%d,%d): %w", start, start+uint64(len(entries)), err)
+	}
+	return eff, nil
+}
+
+// lwwTable reports tables applied last-write-wins without conflict records:
+// crow_context (SPEC §5) and sync_conflicts (resolutions; never conflicts
+// about conflicts).
+func lwwTable(t string) bool { return t == store.TableCrowContext || t == store.TableSyncConflicts }
+
+// stageEntry applies one entry inside txn (not its checkpoint).
+func (a *Applier) stageEntry(txn *badger.Txn, key feed.PublicKey, idx uint64, e []byte, eff *effects) error {
+	rec, err := store.ParseChange(e)
+	reason := ""
+	switch {
+	case err != nil:
+		reason = err.Error()
+	case rec.InstanceID == a.rules.self:
+		reason = "change record of this instance's own id in another feed"
+	case rec.RowID == "" || rec.VV[rec.InstanceID] == 0:
+		reason = "change record without a row id or without its origin in its version vector"
+	}
+	if reason != "" {
+		eff.parked++
+		a.log.Warn("parking feed entry", "feed", key, "index", idx, "reason", reason)
+		return parkTxn(txn, &Parked{Feed: hex.EncodeToString(key[:]), Index: idx, Schema: rec.Schema,
+			Reason: reason, Entry: e}, key)
+	}
+	if _, err := a.db.ObserveLamportTxn(txn, rec.Lamport); err != nil {
+		return err
+	}
+	live, err := a.db.GetTxn(txn, rec.Table, rec.RowID)
+	if errors.Is(err, store.ErrNotFound) {
+		live, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	lww := lwwTable(rec.Table)
+	var st *rowState
+	if !lww {
+		if st, err = loadState(txn, rec.Table, rec.RowID); err != nil {
+			return err
+		}
+	}
+	d, err := a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
+		func() ([]*conflicts.Conflict, error) { return a.cs.ForRowTxn(txn, rec.Table, rec.RowID) })
+	if err != nil {
+		return fmt.Errorf("applying %s/%s from entry %d: %w", rec.Table, rec.RowID, idx, err)
+	}
+	eff.byOutcome[d.outcome]++
+	if d.row != nil {
+		if _, err := a.db.PutRowTxn(txn, d.row); err != nil {
+			return err
+		}
+		eff.rows = append(eff.rows, &row{table: rec.Table, r: d.row})
+	}
+	if d.stateChanged {
+		if err := saveState(txn, rec.Table, rec.RowID, d.state); err != nil {
+			return err
+		}
+	}
+	for _, id := range d.retract {
+		if err := a.cs.DeleteTxn(txn, id); err != nil {
+			return err
+		}
+		eff.superseded++
+	}
+	for _, c := range d.create {
+		created, err := a.cs.PutTxn(txn, c)
+		if err != nil {
+			return err
+		}
+		if created {
+			eff.conflicts++
+		}
+	}
+	return nil
+}
+
+func stateKey(table, rowID string) []byte { return []byte("n/apply/r/" + table + "/" + rowID) }
+
+func loadState(txn *badger.Txn, table, rowID string) (*rowState, error) {
+	item, err := txn.Get(stateKey(table, rowID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading apply state of %s/%s: %w", table, rowID, err)
+	}
+	st := new(rowState)
+	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, st) }); err != nil {
+		return nil, fmt.Errorf("decoding apply state of %s/%s: %w", table, rowID, err)
+	}
+	return st, nil
+}
+
+func saveState(txn *badger.Txn, table, rowID string, st *rowState) error {
+	k := stateKey(table, rowID)
+	if st == nil {
+		if err := txn.Delete(k); err != nil {
+			return fmt.Errorf("deleting apply state of %s/%s: %w", table, rowID, err)
+		}
+		return nil
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encoding apply state of %s/%s: %w", table, rowID, err)
+	}
+	if err := txn.Set(k, b); err != nil {
+		return fmt.Errorf("writing apply state of %s/%s: %w", table, rowID, err)
+	}
+	return nil
+}

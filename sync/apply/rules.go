@@ -1,0 +1,279 @@
+package apply
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/store"
+)
+
+// version is one version of a row as the rules see it: a change record's row,
+// or the live row when it was written locally.
+type version struct {
+	Origin  string          `json:"o"`
+	Lamport uint64          `json:"l"`
+	VV      store.VV        `json:"vv"` // the version's own vector
+	Deleted bool            `json:"d,omitempty"`
+	TS      int64           `json:"ts"` // Unix seconds (the envelope's updated_at)
+	Data    json.RawMessage `json:"data"`
+}
+
+// counter is the version's own counter: with its origin, it identifies the
+// version (an instance counts its changes of a row).
+func (v *version) counter() uint64 { return v.VV[v.Origin] }
+
+func (v *version) same(o *version) bool { return v.Origin == o.Origin && v.counter() == o.counter() }
+
+// beats orders versions by (lamport, instance id). A version that dominates
+// another always has a higher lamport (Lamport clocks follow causality), so
+// the highest version by this order is always a maximal one.
+func (v *version) beats(o *version) bool {
+	if v.Lamport != o.Lamport {
+		return v.Lamport > o.Lamport
+	}
+	return v.Origin > o.Origin
+}
+
+func (v *version) ref() conflicts.Version {
+	return conflicts.Version{InstanceID: v.Origin, Lamport: v.Lamport, VV: v.VV, Deleted: v.Deleted, Data: v.Data}
+}
+
+func versionOfChange(c *store.ChangeRecord) *version {
+	return &version{Origin: c.InstanceID, Lamport: c.Lamport, VV: c.VV.Copy(), Deleted: c.Op == store.OpDelete,
+		TS: c.Timestamp, Data: c.Data}
+}
+
+func versionOfRow(r *store.Row) *version {
+	return &version{Origin: r.InstanceID, Lamport: r.LamportTS, VV: r.VV.Copy(), Deleted: r.Deleted,
+		TS: r.UpdatedAt.Unix(), Data: r.Data}
+}
+
+// rowState is what the rules keep for a row beyond its envelope while that
+// is needed (stored under n/apply/r/): the versions that may still form a
+// conflict pair with a version not yet applied, and Seen, the highest
+// counter applied per origin. A row without a stored state is "implicit":
+// its only needed version is the live envelope, whose vector is its own, and
+// every version below it has been applied (Seen = the live vector).
+type rowState struct {
+	Seen     store.VV   `json:"seen"`
+	Versions []*version `json:"versions"`
+}
+
+// outcome of applying one change.
+type outcome int
+
+const (
+	outFastForward outcome = iota // incoming dominated the live row: it replaced it
+	outConcurrent                 // concurrent: winner by (lamport, id), vectors merged
+	outStale                      // already applied or dominated: live row unchanged
+)
+
+func (o outcome) String() string {
+	return [...]string{"fast_forward", "concurrent", "stale"}[o]
+}
+
+// decision is what applying one change does to a row.
+type decision struct {
+	outcome outcome
+	row     *store.Row // the new live envelope; nil: unchanged
+	// state to store if stateChanged (nil: delete it, the row is implicit).
+	state        *rowState
+	stateChanged bool
+	create       []*conflicts.Conflict // records to create (idempotent)
+	retract      []string              // ids of records superseded by a newer pair
+}
+
+func leq(a, b store.VV) bool {
+	o := a.Compare(b)
+	return o == store.Lesser || o == store.Equal
+}
+
+func concurrent(a, b store.VV) bool { return a.Compare(b) == store.Concurrent }
+
+// rules are the conflict rules of SPEC §5 as a pure function (no I/O).
+type rules struct {
+	self string // this instance's id: its own versions are all "seen"
+}
+
+// decide applies change in to the row whose live envelope is live (nil if
+// absent) and stored state st (nil: implicit). records returns the row's
+// conflict records; it is called only when a record may change. lww selects
+// last-write-wins without conflict records (crow_context).
+func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *version, lww bool,
+	records func() ([]*conflicts.Conflict, error)) (decision, error) {
+	var liveV *version
+	var merged store.VV
+	ord := store.Greater
+	if live != nil {
+		liveV = versionOfRow(live)
+		merged = live.VV
+		ord = in.VV.Compare(merged)
+	}
+	if lww {
+		if live != nil && (ord == store.Lesser || ord == store.Equal || in.same(liveV)) {
+			return decision{outcome: outStale}, nil
+		}
+		return r.write(table, rowID, liveV, merged, in, ord), nil
+	}
+
+	// H: the versions that matter; seen: per origin, the highest counter applied.
+	var h []*version
+	var seen store.VV
+	switch {
+	case st != nil:
+		h = append(h, st.Versions...)
+		seen = st.Seen.Copy()
+		if liveV != nil && !contains(h, liveV) {
+			h = append(h, liveV) // a local write since the state was stored
+		}
+	case liveV != nil:
+		h = []*version{liveV}
+		seen = merged.Copy()
+	default:
+		seen = store.VV{}
+	}
+	if seen[in.Origin] >= in.counter() {
+		return decision{outcome: outStale}, nil // applied before (or dominated under an implicit row)
+	}
+	prev := h
+	h = append(h[:len(h):len(h)], in)
+	seen[in.Origin] = in.counter()
+
+	d := decision{outcome: outStale}
+	if ord == store.Greater || ord == store.Concurrent {
+		d = r.write(table, rowID, liveV, merged, in, ord)
+	}
+	newMerged := merged.Merge(in.VV)
+	winner := liveV
+	if liveV == nil || in.beats(liveV) {
+		winner = in
+	}
+
+	// A version that dominates everything seen forms no pair and supersedes
+	// none (pairs are concurrent); otherwise maintain the maximal pairs.
+	if ord != store.Greater {
+		recs, err := records()
+		if err != nil {
+			return decision{}, err
+		}
+		for _, c := range recs {
+			if supersedes(c.WinningVV, c.LosingVV, in.VV, h) || supersedes(c.LosingVV, c.WinningVV, in.VV, h) {
+				d.retract = append(d.retract, c.ID)
+			}
+		}
+		for _, w := range prev {
+			if !concurrent(w.VV, in.VV) || coveredBy(w, in, h) || coveredBy(in, w, h) {
+				continue
+			}
+			c, err := pairRecord(table, rowID, w, in)
+			if err != nil {
+				return decision{}, err
+			}
+			if c != nil {
+				d.create = append(d.create, c)
+			}
+		}
+	}
+
+	// Prune versions that can no longer be part of a maximal pair: those below
+	// a version all of whose history has been applied.
+	kept := make([]*version, 0, len(h))
+	for _, x := range h {
+		drop := false
+		for _, y := range h {
+			if y != x && x.VV.Compare(y.VV) == store.Lesser && r.closed(y, seen) {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			kept = append(kept, x)
+		}
+	}
+	implicit := len(kept) == 1 && kept[0].same(winner) && kept[0].VV.Compare(newMerged) == store.Equal &&
+		r.closed(kept[0], seen)
+	if !implicit {
+		d.state = &rowState{Seen: seen, Versions: kept}
+	}
+	d.stateChanged = st != nil || !implicit
+	return d, nil
+}
+
+// write is the live-row result of a Greater or Concurrent change (or a first
+// version): the winner by (lamport, id), with the merged vector.
+func (r rules) write(table, rowID string, liveV *version, merged store.VV, in *version, ord store.Ordering) decision {
+	winner := in
+	if liveV != nil && !in.beats(liveV) {
+		winner = liveV
+	}
+	out := outFastForward
+	if liveV != nil && ord != store.Greater {
+		out = outConcurrent
+	}
+	return decision{outcome: out, row: &store.Row{
+		RowID: rowID, Table: table, Data: winner.Data, LamportTS: winner.Lamport, InstanceID: winner.Origin,
+		VV: merged.Merge(in.VV), Deleted: winner.Deleted, UpdatedAt: time.Unix(winner.TS, 0).UTC(),
+	}}
+}
+
+// closed reports whether every version at or below y has been applied.
+func (r rules) closed(y *version, seen store.VV) bool {
+	for o, n := range y.VV {
+		if o != r.self && seen[o] < n {
+			return false
+		}
+	}
+	return true
+}
+
+// supersedes reports whether the pair (x, y) is dominated by a pair (v, w),
+// w in h: x ≤ v, y ≤ w, v ‖ w.
+func supersedes(x, y, v store.VV, h []*version) bool {
+	if !leq(x, v) {
+		return false
+	}
+	if concurrent(y, v) {
+		return true
+	}
+	for _, w := range h {
+		if leq(y, w.VV) && concurrent(w.VV, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// coveredBy reports whether some other version in h is at or above a and
+// concurrent with b: then (a, b) is not a maximal pair.
+func coveredBy(a, b *version, h []*version) bool {
+	for _, x := range h {
+		if !x.same(a) && leq(a.VV, x.VV) && concurrent(x.VV, b.VV) {
+			return true
+		}
+	}
+	return false
+}
+
+// pairRecord returns the conflict record of two concurrent versions, or nil
+// if they are equivalent (noise).
+func pairRecord(table, rowID string, a, b *version) (*conflicts.Conflict, error) {
+	win, lose := a, b
+	if b.beats(a) {
+		win, lose = b, a
+	}
+	eq, err := conflicts.Equivalent(win.ref(), lose.ref())
+	if err != nil || eq {
+		return nil, err
+	}
+	return conflicts.New(table, rowID, win.ref(), lose.ref(), conflicts.Classify(win.ref(), lose.ref()))
+}
+
+func contains(h []*version, v *version) bool {
+	for _, x := range h {
+		if x.same(v) {
+			return true
+		}
+	}
+	return false
+}
