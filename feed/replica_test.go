@@ -307,3 +307,47 @@ func TestFork(t *testing.T) {
 	}
 	_ = b
 }
+
+// TestConcurrentServe reads and proves while the author appends and a
+// replica applies (run with -race).
+func TestConcurrentServe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 21))
+	entries := randEntries(rng, 400, 16)
+	st := NewMemStorage()
+	a, _ := OpenLog(st, testKey(1))
+	a.Append(entries[:1])
+	rs := OpenReplicas(NewMemStorage(), PublicKey{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i < len(entries); i += 3 {
+			a.Append(entries[i:min(i+3, len(entries))])
+		}
+	}()
+	for k := 0; k < 200; k++ {
+		h := a.Head()
+		p, err := a.Proof(0, h.Length, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := a.Read(0, p.Head.Length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Verify(es); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := rs.State(a.Key())
+		p, err = a.Proof(s.Length, p.Head.Length, s.Head.Length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Head.Length > uint64(len(es)) {
+			continue // the author appended in between
+		}
+		if _, err := rs.Apply(p, es[s.Length:p.Head.Length]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+}
