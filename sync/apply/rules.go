@@ -158,7 +158,7 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 			return decision{}, err
 		}
 		for _, c := range recs {
-			if supersedes(c.WinningVV, c.LosingVV, in.VV, h) || supersedes(c.LosingVV, c.WinningVV, in.VV, h) {
+			if supersedes(c.WinningVV, c.LosingVV, in.VV) || supersedes(c.LosingVV, c.WinningVV, in.VV) {
 				d.retract = append(d.retract, c.ID)
 			}
 		}
@@ -227,22 +227,11 @@ func (r rules) closed(y *version, seen store.VV) bool {
 	return true
 }
 
-// supersedes reports whether the pair (x, y) is dominated by a pair (v, w),
-// w in h: x ≤ v, y ≤ w, v ‖ w.
-func supersedes(x, y, v store.VV, h []*version) bool {
-	if !leq(x, v) {
-		return false
-	}
-	if concurrent(y, v) {
-		return true
-	}
-	for _, w := range h {
-		if leq(y, w.VV) && concurrent(w.VV, v) {
-			return true
-		}
-	}
-	return false
-}
+// supersedes reports whether v continues side x of the pair (x, y) while
+// still concurrent with y: the pair (v, y) then dominates it (the divergence
+// went on; x's author's newer version replaces x). A version that saw both
+// sides (a merge) supersedes nothing: the pair stays recorded.
+func supersedes(x, y, v store.VV) bool { return leq(x, v) && concurrent(v, y) }
 
 // coveredBy reports whether some other version in h is at or above a and
 // concurrent with b: then (a, b) is not a maximal pair.
