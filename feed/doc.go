@@ -38,7 +38,9 @@
 //  1. Receive a peer's heads; ObserveHead checks each signature and reports
 //     a head that contradicts what is held (a fork).
 //  2. Ask the peer for the range [stored length, …) with a proof against
-//     its head, Since = the length of the head held (0 if none).
+//     its head, Since = the length of the head held (0 if none). A server
+//     that does not know the held head may prove with Since = Start: Apply
+//     then re-proves a prefix against the held head (see Apply).
 //  3. Apply(proof, entries) verifies everything before storing: hashes the
 //     entries, rebuilds the tree with the replica's own roots and the proof
 //     nodes, checks the tree hash and the one signature, and that the new

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -78,6 +79,17 @@ func (rs *Replicas) loadLocked(key PublicKey) (*replica, error) {
 // proof, and one signature is checked. Entries already held are checked,
 // not rewritten. Nothing is stored unless everything verifies.
 //
+// A proof against another head than the held one is also accepted when its
+// Since is not the held head's length (a server that does not know what the
+// replica holds proves with Since = Start): if the entries reach the held
+// head's length, the walk rebuilds the tree there and checks the extension;
+// if they end before it (a prefix fetched under a newer head, or a range
+// from a relay with an older head), the entries are re-proved against the
+// held head with the proof's nodes and the held head's stored right-hand
+// nodes, and stored under the held head (see applyUnderHeldLocked). Only
+// when those nodes are not available is ErrUpgradeRequired or ErrStaleHead
+// returned.
+//
 // Errors: ErrNotContiguous (range starts after the stored length),
 // ErrUpgradeRequired, ErrStaleHead, ErrInvalidProof, ErrBadSignature,
 // ErrWrongFeed (the own feed), a *ForkError (new fork, or the feed was
@@ -112,13 +124,29 @@ func (rs *Replicas) Apply(p *Proof, entries [][]byte) (State, error) {
 	}
 	if r.has {
 		switch {
-		case b1 > h0.Length && p.Since != h0.Length:
-			return r.state, fmt.Errorf("applying head %d to %s at head %d, proof since %d: %w", b1, key, h0.Length, p.Since, ErrUpgradeRequired)
+		case b1 > h0.Length && p.Since != h0.Length && end < h0.Length:
+			// The tree at the held head's length cannot be rebuilt from p
+			// (when the entries reach it, the walk rebuilds it whatever
+			// Since is): prove the entries against the held head instead.
+			return rs.applyUnderHeldLocked(r, key, p, entries,
+				fmt.Errorf("applying head %d to %s at head %d, proof since %d: %w", b1, key, h0.Length, p.Since, ErrUpgradeRequired))
 		case b1 < h0.Length && b1 > c:
-			return r.state, fmt.Errorf("applying head %d to %s at head %d with %d stored: %w", b1, key, h0.Length, c, ErrStaleHead)
+			return rs.applyUnderHeldLocked(r, key, p, entries,
+				fmt.Errorf("applying head %d to %s at head %d with %d stored: %w", b1, key, h0.Length, c, ErrStaleHead))
 		}
 	}
+	return rs.applyLocked(r, key, p, entries)
+}
 
+// applyLocked is Apply after its shape checks: p.Start <= the stored length,
+// and (if a head is held) p.Head is the held head, or is longer and p
+// rebuilds the tree at the held head's length (Since is that length or the
+// entries reach it), or is shorter and within the stored entries.
+func (rs *Replicas) applyLocked(r *replica, key PublicKey, p *Proof, entries [][]byte) (State, error) {
+	c := r.state.Length
+	h0 := r.state.Head
+	b1 := p.Head.Length
+	end := p.End()
 	w := rs.w
 	w.reset()
 	var (
@@ -362,4 +390,119 @@ func (rs *Replicas) Delete(key PublicKey) error {
 	defer rs.mu.Unlock()
 	delete(rs.feeds, key)
 	return rs.st.Delete(key)
+}
+
+// applyUnderHeldLocked applies a range that ends before the held head h0
+// but is proven against another head b1 (newer, with a Since the replica
+// cannot use, or older than h0 but beyond the stored entries): the usual
+// case of a replica that fetched a prefix of a long batch and then asks
+// another peer, or the same author after it appended again.
+//
+// It verifies p on its own (entries, nodes, signature of b1), then re-proves
+// the same entries against h0 with nodes taken from p's verified tree and
+// from what the replica stored under h0 (the right-hand nodes of h0 it
+// verified before), and applies that proof: the entries are stored under h0,
+// which stays the held head (b1 is adopted once a range reaches h0's
+// length). If such a proof cannot be built, orig is returned. If the
+// entries or p's nodes contradict h0, both heads are validly signed: a fork.
+func (rs *Replicas) applyUnderHeldLocked(r *replica, key PublicKey, p *Proof, entries [][]byte, orig error) (State, error) {
+	c := r.state.Length
+	h0 := r.state.Head
+	end := p.End()
+
+	// 1. p on its own, keeping the nodes right of the entries it proves
+	// (authenticated by b1's signature once finish succeeds) and its roots
+	// at the stored length.
+	w := rs.w
+	w.reset()
+	known := make(map[uint64]Node)
+	keepRight := func(made []Node) {
+		for _, n := range made {
+			if _, e := span(n.Index); e > end {
+				known[n.Index] = n
+			}
+		}
+	}
+	w.onLeaf = func(_ uint64, made []Node) { keepRight(made) }
+	w.onNode = keepRight
+	forkAtC := false
+	if c <= end {
+		w.captureAt(c)
+		w.capture = func(_ uint64, roots []Node) error {
+			forkAtC = !sameRoots(roots, r.roots)
+			return nil
+		}
+	}
+	roots, err := w.walk(p, entries)
+	if err == nil {
+		err = w.finish(p, roots)
+	}
+	if err != nil {
+		return r.state, fmt.Errorf("applying [%d,%d) of %s: %w", p.Start, end, key, err)
+	}
+	if forkAtC {
+		return r.state, rs.recordForkLocked(r, key, h0, p.Head)
+	}
+
+	// 2. The same entries against h0.
+	q := &Proof{Head: h0, Start: p.Start, Count: p.Count, Since: p.Start}
+	q.Nodes = make([]Node, 0, proofNodeCount(p.Start, end, p.Start, h0.Length))
+	missing := false
+	err = rs.st.View(func(rd Reader) error {
+		var err error
+		proofIndexes(p.Start, end, p.Start, h0.Length, func(idx uint64) {
+			if err != nil || missing {
+				return
+			}
+			var n Node
+			var ok bool
+			n, ok, err = resolveNode(rd, key, c, known, idx, 0)
+			missing = !ok
+			q.Nodes = append(q.Nodes, n)
+		})
+		return err
+	})
+	if err != nil {
+		return r.state, fmt.Errorf("re-proving [%d,%d) of %s against head %d: %w", p.Start, end, key, h0.Length, err)
+	}
+	if missing {
+		return r.state, orig
+	}
+	st, err := rs.applyLocked(r, key, q, entries)
+	if errors.Is(err, ErrInvalidProof) {
+		// Everything in q is authenticated by b1 (entries, p's nodes) or
+		// by h0 (stored prefix and nodes): the two heads disagree.
+		return r.state, rs.recordForkLocked(r, key, h0, p.Head)
+	}
+	return st, err
+}
+
+// resolveNode returns node idx from known, else from the replica's storage
+// (entry records below the stored length c, verified nodes beyond it), else
+// built from its children. ok is false if it cannot be had.
+func resolveNode(rd Reader, key PublicKey, c uint64, known map[uint64]Node, idx uint64, depth int) (n Node, ok bool, err error) {
+	if n, ok := known[idx]; ok {
+		return n, true, nil
+	}
+	if _, e := span(idx); e <= c {
+		n, err := readNode(rd, key, c, idx, 0)
+		return n, err == nil, err
+	}
+	if n, ok, err := rd.Node(key, idx); err != nil || ok {
+		return n, ok, err
+	}
+	if depthOf(idx) == 0 || depth > 64 {
+		return Node{}, false, nil
+	}
+	li, ri := children(idx)
+	l, ok, err := resolveNode(rd, key, c, known, li, depth+1)
+	if err != nil || !ok {
+		return Node{}, ok, err
+	}
+	rn, ok, err := resolveNode(rd, key, c, known, ri, depth+1)
+	if err != nil || !ok {
+		return Node{}, ok, err
+	}
+	x := newHasher()
+	return Node{Index: idx, Size: l.Size + rn.Size, Hash: x.parent(l.Size+rn.Size, &l.Hash, &rn.Hash)}, true, nil
 }

@@ -191,24 +191,47 @@ func TestReplicaErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Append(entries[20:])
-	p, _ = a.Proof(10, 30, 0) // does not prove extension of head 20
-	if _, err := rs.Apply(p, entries[10:30]); !errors.Is(err, ErrUpgradeRequired) {
-		t.Fatalf("no upgrade: %v", err)
+	// Since 0 does not cut the tree at the held head 20, but the entries
+	// reach it: the walk rebuilds the tree at 20 and checks the extension.
+	p, _ = a.Proof(10, 30, 0)
+	if st, err := rs.Apply(p, entries[10:30]); err != nil || st.Head.Length != 40 || st.Length != 30 {
+		t.Fatalf("upgrade through the entries: %+v %v", st, err)
 	}
-	p, _ = a.Proof(10, 30, 20)
-	if _, err := rs.Apply(p, entries[10:30]); err != nil {
-		t.Fatal(err)
-	}
-	// an older head whose tree is beyond what is held is stale
+	// An older head beyond what is held: the entries are re-proved against
+	// the held head (40) with the stored right-hand nodes.
 	rs2 := OpenReplicas(NewMemStorage(), PublicKey{})
 	p, _ = a.Proof(0, 5, 0)
 	rs2.Apply(p, entries[:5])
-	old := &Proof{Head: h20, Start: 5, Count: 5}
-	if _, err := rs2.Apply(old, entries[5:10]); !errors.Is(err, ErrStaleHead) {
-		t.Fatalf("stale: %v", err)
+	b, _ := OpenLog(NewMemStorage(), testKey(1))
+	b.Append(entries[:20])
+	if b.Head() != h20 {
+		t.Fatal("same entries, other head")
+	}
+	p, _ = b.Proof(5, 10, 5)
+	if st, err := rs2.Apply(p, entries[5:10]); err != nil || st.Head.Length != 40 || st.Length != 10 {
+		t.Fatalf("older head re-proved: %+v %v", st, err)
 	}
 	if err := rs2.ObserveHead(h20); err != nil {
 		t.Fatal(err)
+	}
+	// ... unless the nodes to do so are not held: stale. Held: 31 of 97;
+	// the older head 52 proves [31,34) with [34,52), but the held head
+	// needs [52,64), which only its node [32,64) covers.
+	long := randEntries(rng, 97, 10)
+	c, _ := OpenLog(NewMemStorage(), testKey(3))
+	c.Append(long[:52])
+	pOld, _ := c.Proof(31, 34, 31)
+	c.Append(long[52:])
+	rs3 := OpenReplicas(NewMemStorage(), PublicKey{})
+	p, _ = c.Proof(0, 31, 0)
+	if _, err := rs3.Apply(p, long[:31]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs3.Apply(pOld, long[31:34]); !errors.Is(err, ErrStaleHead) {
+		t.Fatalf("stale: %v", err)
+	}
+	if st, _ := rs3.State(c.Key()); st.Length != 31 || st.Head.Length != 97 {
+		t.Fatalf("stale range moved the state: %+v", st)
 	}
 	// entry count must match the proof
 	p, _ = a.Proof(0, 5, 0)
