@@ -27,7 +27,7 @@
 // # Keyspace (prefixes of the shared badger DB owned by this package)
 //
 //	n/conflicts/c/<id>                         Conflict JSON
-//	n/conflicts/r/<table>/<row_id>\x00<id>      empty: the records of a row
+//	n/conflicts/r/<table>/<row_id>             JSON array of the row's record ids, sorted
 //	n/notifications/i/<id>                     Notification JSON
 //	n/notifications/seq                        last notification number, uint64 BE
 //	n/notifications/open/<kind>                id of the unread notification of kind

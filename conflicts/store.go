@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/crow-sync/crow/store"
@@ -17,8 +18,37 @@ var (
 
 func conflictKey(id string) []byte { return append(append([]byte(nil), prefixConflict...), id...) }
 
-func rowPrefix(table, rowID string) []byte {
-	return []byte(string(prefixRow) + table + "/" + rowID + "\x00")
+func rowKey(table, rowID string) []byte { return []byte(string(prefixRow) + table + "/" + rowID) }
+
+// rowIDsTxn reads the ids of a row's records (one key: no iterator, which in a
+// read-write transaction would sort all its pending writes).
+func rowIDsTxn(txn *badger.Txn, table, rowID string) ([]string, error) {
+	item, err := txn.Get(rowKey(table, rowID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading conflicts of %s/%s: %w", table, rowID, err)
+	}
+	var ids []string
+	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &ids) }); err != nil {
+		return nil, fmt.Errorf("decoding conflicts of %s/%s: %w", table, rowID, err)
+	}
+	return ids, nil
+}
+
+func setRowIDsTxn(txn *badger.Txn, table, rowID string, ids []string) error {
+	var err error
+	if len(ids) == 0 {
+		err = txn.Delete(rowKey(table, rowID))
+	} else {
+		b, _ := json.Marshal(ids)
+		err = txn.Set(rowKey(table, rowID), b)
+	}
+	if err != nil {
+		return fmt.Errorf("indexing conflicts of %s/%s: %w", table, rowID, err)
+	}
+	return nil
 }
 
 // Store reads and writes conflict records and notifications in the instance's
@@ -63,8 +93,14 @@ func (s *Store) PutTxn(txn *badger.Txn, c *Conflict) (created bool, err error) {
 	if err := txn.Set(conflictKey(c.ID), b); err != nil {
 		return false, fmt.Errorf("writing conflict %s: %w", c.ID, err)
 	}
-	if err := txn.Set(append(rowPrefix(c.TableName, c.RowID), c.ID...), nil); err != nil {
-		return false, fmt.Errorf("indexing conflict %s: %w", c.ID, err)
+	ids, err := rowIDsTxn(txn, c.TableName, c.RowID)
+	if err != nil {
+		return false, err
+	}
+	if i, found := slices.BinarySearch(ids, c.ID); !found {
+		if err := setRowIDsTxn(txn, c.TableName, c.RowID, slices.Insert(ids, i, c.ID)); err != nil {
+			return false, err
+		}
 	}
 	if err := s.raiseTxn(txn, c); err != nil {
 		return false, err
@@ -86,8 +122,12 @@ func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
 	if err := txn.Delete(conflictKey(id)); err != nil {
 		return fmt.Errorf("deleting conflict %s: %w", id, err)
 	}
-	if err := txn.Delete(append(rowPrefix(c.TableName, c.RowID), id...)); err != nil {
-		return fmt.Errorf("unindexing conflict %s: %w", id, err)
+	ids, err := rowIDsTxn(txn, c.TableName, c.RowID)
+	if err != nil {
+		return err
+	}
+	if i, found := slices.BinarySearch(ids, id); found {
+		return setRowIDsTxn(txn, c.TableName, c.RowID, slices.Delete(ids, i, i+1))
 	}
 	return nil
 }
@@ -121,16 +161,10 @@ func (s *Store) Get(id string) (*Conflict, error) {
 
 // ForRowTxn returns the records of one row inside txn, ordered by id.
 func (s *Store) ForRowTxn(txn *badger.Txn, table, rowID string) ([]*Conflict, error) {
-	p := rowPrefix(table, rowID)
-	io := badger.DefaultIteratorOptions
-	io.Prefix = p
-	io.PrefetchValues = false
-	it := txn.NewIterator(io)
-	var ids []string
-	for it.Rewind(); it.Valid(); it.Next() {
-		ids = append(ids, string(it.Item().Key()[len(p):]))
+	ids, err := rowIDsTxn(txn, table, rowID)
+	if err != nil {
+		return nil, err
 	}
-	it.Close()
 	out := make([]*Conflict, 0, len(ids))
 	for _, id := range ids {
 		c, err := s.GetTxn(txn, id)

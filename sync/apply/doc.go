@@ -1,0 +1,78 @@
+// Package apply is the apply loop (SPEC §5): it applies the entries of the
+// verified feed replicas held by package feed to this instance's tables,
+// with Lamport clocks, version vectors and convergent conflicts.
+//
+// # The caller's contract
+//
+//  1. Build one Applier per instance with New over the instance's store.DB,
+//     its feed.Replicas (Self = its own feed key, never applied), a
+//     conflicts.Store and its instance id. Run Serve in the daemon's service
+//     tree; shutdown is the context.
+//  2. Call Notify whenever a replica grows (the sync layer stored a range).
+//     Notify never blocks; Serve also rescans every Rescan as a safety net.
+//  3. OnApplied is called after each transaction commits, for every row it
+//     changed, in order: the registry reloads when crow_instances rows arrive.
+//  4. Nothing else writes the s/applied/ checkpoints or the n/apply/ and
+//     n/parked/ keys.
+//
+// # Per entry: one transaction with its checkpoint and Lamport update
+//
+// For each replica feed, entries are applied in feed order from the
+// checkpoint s/applied/<feed hex> (the next index). For every entry the loop
+// stages, in one badger transaction: the row change (PutRowTxn, which also
+// queues the search index), the conflict records, the advance of the Lamport
+// clock to max(local, remote)+1 and the checkpoint = index+1. Up to MaxBatch
+// consecutive entries of one feed share a transaction (group commit, one
+// fsync); an entry is never committed without its checkpoint nor the
+// checkpoint without it, so a crash neither re-applies nor skips. Badger
+// conflicts with the local Writer are retried; post-commit effects
+// (metrics, OnApplied) run only after a successful commit.
+//
+// An entry whose change record cannot be applied (unknown schema, malformed,
+// no origin counter in its vector, or carrying this instance's own id) is
+// parked under n/parked/<feed hex>/<index BE> with the reason and the raw
+// entry, counted, logged, and the checkpoint moves on (Parked lists them).
+//
+// # The rules
+//
+// A version of a row is (origin, lamport, own vv, deleted, data); (origin,
+// vv[origin]) identifies it. Lamport clocks follow causality, so a version
+// that dominates another has a higher lamport.
+//
+//   - Live row: the version with the highest (lamport, instance id) among all
+//     versions applied, with the merge of all their vectors. So an incoming
+//     vector that dominates the live one fast-forwards; one that the live
+//     vector dominates (or equals) is a stale duplicate, skipped; a concurrent
+//     one is merged: the higher (lamport, instance id) is live and the vectors
+//     merge. max and merge do not depend on arrival order. A tombstone is a
+//     version like any other, so an old update cannot resurrect a delete.
+//   - crow_context (and sync_conflicts) rows: just that (last write wins by
+//     (lamport, instance id) on the composite key), never conflict records.
+//   - Conflict records: for two concurrent versions x ‖ y that are not
+//     equivalent in wire form (same canonical data and tombstone flag, or
+//     both tombstones), a record exists iff no other concurrent pair
+//     (x', y') with x ≤ x', y ≤ y' has x' ‖ y and y' ‖ x, that is, iff neither
+//     side's line went on still concurrent with the other side. This set
+//     is a function of the set of versions applied, so every instance that has
+//     applied the same entries holds the same records, whatever the order:
+//     with A1 < A2 < A3 and B1 < B2 all concurrent to A's line only (A3, B2)
+//     is recorded, and a pair seen early, (A3, B1), is retracted when B2
+//     arrives (counted as superseded). A merge that saw both sides leaves the
+//     pair recorded. Three mutually concurrent versions give three records.
+//     The op is delete if exactly one side is a tombstone, insert if both
+//     sides are independent creations (each vector holds only its own
+//     origin), else update. The record id is derived (conflicts.ID).
+//
+// To decide pairs without keeping every version forever, the loop keeps per
+// row (n/apply/r/<table>/<row_id>) the versions that may still pair with a
+// version not yet applied, and Seen, the highest counter applied per origin.
+// A version is dropped once a version above it is "closed" (every version
+// below that one has been applied: Seen covers its vector): nothing applied
+// later can pair with the dropped one without pairing with the closed one.
+// When only the live version is left, closed, and its own vector is the
+// merged one, the key is deleted: the common, conflict-free case keeps no
+// extra state and costs one missed read per entry.
+//
+// The rules are a pure function (rules.decide); the property test checks
+// the loop against a brute-force computation over all versions.
+package apply
