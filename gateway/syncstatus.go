@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"net/http"
@@ -61,20 +62,35 @@ func (s *Server) instanceOfKey(pub ed25519.PublicKey) (id, name string) {
 }
 
 func (s *Server) handleSyncStatus(w http.ResponseWriter, r *http.Request) {
+	resp, err := s.syncStatus(r.Context())
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// syncStatus assembles the replication status (GET /v1/sync/status and the MCP
+// tool crow_sync_status). A gateway built without a sync node or feeds (tests)
+// reports none.
+func (s *Server) syncStatus(ctx context.Context) (syncStatusResponse, error) {
 	resp := syncStatusResponse{InstanceID: s.cfg.Self.InstanceID, Feeds: []feedStatus{}, Peers: []peerStatus{}}
-	heads, err := s.cfg.SyncFeeds.Heads()
-	if err != nil {
-		s.writeDomainError(w, r, err)
-		return
+	if s.cfg.SyncFeeds != nil {
+		heads, err := s.cfg.SyncFeeds.Heads()
+		if err != nil {
+			return resp, err
+		}
+		for _, h := range heads {
+			id, name := s.instanceOfKey(h.Feed[:])
+			resp.Feeds = append(resp.Feeds, feedStatus{Feed: hex.EncodeToString(h.Feed[:]), InstanceID: id, Name: name, Length: h.Length})
+		}
 	}
-	for _, h := range heads {
-		id, name := s.instanceOfKey(h.Feed[:])
-		resp.Feeds = append(resp.Feeds, feedStatus{Feed: hex.EncodeToString(h.Feed[:]), InstanceID: id, Name: name, Length: h.Length})
+	if s.cfg.SyncNode == nil {
+		return resp, nil
 	}
-	peers, err := s.cfg.SyncNode.Status(r.Context())
+	peers, err := s.cfg.SyncNode.Status(ctx)
 	if err != nil {
-		s.writeDomainError(w, r, err)
-		return
+		return resp, err
 	}
 	for _, p := range peers {
 		ps := peerStatus{
@@ -96,7 +112,7 @@ func (s *Server) handleSyncStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		resp.Peers = append(resp.Peers, ps)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp, nil
 }
 
 // syncFeeds is what the gateway reads of the held feeds.
