@@ -92,6 +92,8 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("POST "+registry.AnnouncePath, s.handleInstancesAnnounce)
 	owner("GET /v1/sync/status", s.handleSyncStatus)
 
+	s.mountMCP(mux)
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	})

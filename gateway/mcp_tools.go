@@ -1,0 +1,425 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/registry"
+)
+
+// Tool names (SPEC §8).
+const (
+	toolStore            = "crow_store_memory"
+	toolSearch           = "crow_search_memories"
+	toolGet              = "crow_get_memory"
+	toolList             = "crow_list_memories"
+	toolUpdate           = "crow_update_memory"
+	toolDelete           = "crow_delete_memory"
+	toolListInstances    = "crow_list_instances"
+	toolRegisterInstance = "crow_register_instance"
+	toolRevokeInstance   = "crow_revoke_instance"
+	toolSyncStatus       = "crow_sync_status"
+)
+
+// Schema snippets shared by several tools.
+var (
+	propProject = func(what string) mcp.ToolOption {
+		return mcp.WithString("project", mcp.MaxLength(memory.MaxProjectLen), mcp.Description(what))
+	}
+	propCategory = func(what string) mcp.ToolOption {
+		return mcp.WithString("category", mcp.MaxLength(memory.MaxCategoryLen), mcp.Description(what))
+	}
+	propTagsFilter = mcp.WithArray("tags", mcp.WithStringItems(), mcp.MaxItems(memory.MaxTags),
+		mcp.Description("Only memories carrying all of these tags."))
+	propMinImportance = mcp.WithInteger("min_importance", mcp.Min(1), mcp.Max(10),
+		mcp.Description("Only memories at least this important (1-10)."))
+	propMemoryID = func(what string) mcp.ToolOption {
+		return mcp.WithString("id", mcp.Required(), mcp.MinLength(1),
+			mcp.Description(what+" Ids come from crow_store_memory, crow_search_memories and crow_list_memories."))
+	}
+)
+
+// filterArgs are the list/search filters, as in GET /v1/memories/list.
+type filterArgs struct {
+	Project       string   `json:"project"`
+	Category      string   `json:"category"`
+	MinImportance *int     `json:"min_importance"`
+	Tags          []string `json:"tags"`
+	Limit         *int     `json:"limit"`
+}
+
+// filter checks the arguments like parseFilter and parseLimit do for REST.
+func (a filterArgs) filter() (memory.Filter, int, error) {
+	f := memory.Filter{Project: a.Project, Category: a.Category}
+	if a.MinImportance != nil {
+		if *a.MinImportance < 1 || *a.MinImportance > 10 {
+			return f, 0, toolErrorf("min_importance must be a whole number from 1 to 10, got %d", *a.MinImportance)
+		}
+		f.MinImportance = *a.MinImportance
+	}
+	for _, t := range a.Tags {
+		if t = strings.TrimSpace(t); t != "" {
+			f.Tags = append(f.Tags, t)
+		}
+	}
+	limit := 0
+	if a.Limit != nil {
+		if *a.Limit < 1 || *a.Limit > 1000 {
+			return f, 0, toolErrorf("limit must be a whole number from 1 to 1000, got %d", *a.Limit)
+		}
+		limit = *a.Limit
+	}
+	return f, limit, nil
+}
+
+// memoryNotFound is the tool error of a missing memory id.
+func memoryNotFound(id string) error {
+	return toolErrorf("no memory with id %q: it does not exist or was deleted; crow_search_memories and crow_list_memories return the ids of live memories", id)
+}
+
+// mcpTools returns the local tools of /mcp.
+func (s *Server) mcpTools() []mcpTool {
+	return []mcpTool{
+		{tool: mcp.NewTool(toolStore,
+			mcp.WithDescription("Store a new memory: a fact, decision, preference or note worth keeping across sessions "+
+				"and machines. It is saved durably on this instance and replicates to the user's other instances. "+
+				"Returns the stored memory (its id, content_hash, defaults filled in)."),
+			mcp.WithString("content", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(memory.MaxContentBytes),
+				mcp.Description("The memory text, self-contained (at most 64 KiB of UTF-8).")),
+			propProject(`Project the memory belongs to (default "default").`),
+			propCategory(`A short category such as "decision", "preference", "fact" (default "general").`),
+			mcp.WithInteger("importance", mcp.Min(1), mcp.Max(10), mcp.DefaultNumber(memory.DefaultImportance),
+				mcp.Description("How important it is, 1 (trivia) to 10 (critical); default 5.")),
+			mcp.WithArray("tags", mcp.WithStringItems(mcp.MinLength(1), mcp.MaxLength(memory.MaxTagLen)), mcp.MaxItems(memory.MaxTags),
+				mcp.Description("Up to 32 tags, each 1-64 characters without leading or trailing spaces; duplicates are dropped.")),
+			mcp.WithOutputSchema[memory.Memory](),
+			mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpStore},
+
+		{tool: mcp.NewTool(toolSearch,
+			mcp.WithDescription("Full-text search of memories, best match first. Sees every memory stored before the call. "+
+				"Returns {query, results: [memory fields + score]}."),
+			mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
+				mcp.Description("Words to search for in memory content.")),
+			mcp.WithString("instances", mcp.DefaultString("local"),
+				mcp.Description(`Which instances to search: "local" (default, this instance). "all" or a comma-separated `+
+					`list of instance ids need federation, which this version does not have yet; they return an error.`)),
+			propProject("Only memories of this project."),
+			propCategory("Only memories of this category."),
+			propMinImportance,
+			propTagsFilter,
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(1000), mcp.DefaultNumber(20),
+				mcp.Description("Maximum number of results, 1-1000; default 20.")),
+			mcp.WithOutputSchema[searchResponse](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpSearch},
+
+		{tool: mcp.NewTool(toolGet,
+			mcp.WithDescription("Read one memory by id. Returns the memory, with its number and event_hash once the home instance has numbered it."),
+			propMemoryID("Id of the memory."),
+			mcp.WithOutputSchema[memory.Memory](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpGet},
+
+		{tool: mcp.NewTool(toolList,
+			mcp.WithDescription("List memories by creation time (newest first by default), optionally filtered. "+
+				"Returns {memories, next_cursor}; pass next_cursor as cursor to get the next page (\"\" means no more)."),
+			propProject("Only memories of this project."),
+			propCategory("Only memories of this category."),
+			propMinImportance,
+			propTagsFilter,
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(1000), mcp.DefaultNumber(50),
+				mcp.Description("Page size, 1-1000; default 50.")),
+			mcp.WithString("cursor", mcp.Description("The next_cursor of the previous page; omit for the first page.")),
+			mcp.WithString("order", mcp.Enum("newest", "oldest"), mcp.DefaultString("newest"),
+				mcp.Description(`"newest" (default) or "oldest" first.`)),
+			mcp.WithOutputSchema[memory.Page](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpList},
+
+		{tool: mcp.NewTool(toolUpdate,
+			mcp.WithDescription("Change fields of an existing memory; omitted fields stay as they are (give at least one). "+
+				"tags replaces the whole tag list. Returns the memory as stored."),
+			propMemoryID("Id of the memory to change."),
+			mcp.WithString("content", mcp.MinLength(1), mcp.MaxLength(memory.MaxContentBytes), mcp.Description("New text.")),
+			propProject("New project."),
+			propCategory("New category."),
+			mcp.WithInteger("importance", mcp.Min(1), mcp.Max(10), mcp.Description("New importance, 1-10.")),
+			mcp.WithArray("tags", mcp.WithStringItems(mcp.MinLength(1), mcp.MaxLength(memory.MaxTagLen)), mcp.MaxItems(memory.MaxTags),
+				mcp.Description("New tag list (replaces the old one; [] removes all tags).")),
+			mcp.WithOutputSchema[memory.Memory](),
+			mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpUpdate},
+
+		{tool: mcp.NewTool(toolDelete,
+			mcp.WithDescription("Delete a memory by id, on every instance (the deletion replicates). Returns {id, deleted: true}."),
+			propMemoryID("Id of the memory to delete."),
+			mcp.WithOutputSchema[deleteResponse](),
+			mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpDelete},
+
+		{tool: mcp.NewTool(toolListInstances,
+			mcp.WithDescription("List the user's crow instances (machines): id, name, role (home or satellite), gateway_url, "+
+				"status (online, syncing, offline, unknown, revoked), last_seen. Returns {self: this instance's id, instances}."),
+			mcp.WithOutputSchema[instancesResponse](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpListInstances},
+
+		{tool: mcp.NewTool(toolRegisterInstance,
+			mcp.WithDescription("Register another instance of the same user by its gateway URL: its /health is checked and it must "+
+				"prove, by signing a challenge, that it derives from the same master seed. It is then asked to register "+
+				"this instance back. Returns the instance, plus a warning if the peer could not register this one back."),
+			mcp.WithString("gateway_url", mcp.Required(), mcp.MinLength(1),
+				mcp.Description("The peer's gateway URL, e.g. http://100.64.0.2:3001 (its crow serve --listen address).")),
+			mcp.WithOutputSchema[registerResponse](),
+			mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(true),
+		), call: s.mcpRegisterInstance},
+
+		{tool: mcp.NewTool(toolRevokeInstance,
+			mcp.WithDescription("Revoke an instance (a lost or stolen machine): it is refused by replication and federation "+
+				"everywhere and can never rejoin with the same id. This instance cannot revoke itself. Returns the revoked instance."),
+			mcp.WithString("id", mcp.Required(), mcp.MinLength(1),
+				mcp.Description("Id of the instance to revoke (crow_list_instances lists them).")),
+			mcp.WithOutputSchema[registry.Instance](),
+			mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpRevokeInstance},
+
+		{tool: mcp.NewTool(toolSyncStatus,
+			mcp.WithDescription("Replication status of this instance: whether sync is paused, the feeds held here with their "+
+				"lengths, and per peer whether it is connected and how many entries this instance still lacks (lag)."),
+			mcp.WithOutputSchema[syncStatusResponse](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpSyncStatus},
+	}
+}
+
+// deleteResponse is the answer of DELETE /v1/memory/{id} and crow_delete_memory.
+type deleteResponse struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// instancesResponse is the answer of GET /v1/instances and crow_list_instances.
+type instancesResponse struct {
+	Self      string              `json:"self"`
+	Instances []registry.Instance `json:"instances"`
+}
+
+func (s *Server) mcpStore(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Content    string   `json:"content"`
+		Project    string   `json:"project"`
+		Category   string   `json:"category"`
+		Importance *int     `json:"importance"`
+		Tags       []string `json:"tags"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	return s.cfg.Memories.Add(ctx, memory.CreateInput{Content: a.Content, Project: a.Project, Category: a.Category,
+		Importance: a.Importance, Tags: a.Tags, Source: memory.SourceMCP})
+}
+
+func (s *Server) mcpSearch(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		filterArgs
+		Query     string `json:"query"`
+		Instances string `json:"instances"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	query := strings.TrimSpace(a.Query)
+	if query == "" {
+		return nil, toolErrorf("query is required: the words to search for")
+	}
+	if err := s.localOnly(a.Instances); err != nil {
+		return nil, err
+	}
+	f, limit, err := a.filter()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.cfg.Memories.Search(ctx, memory.SearchOptions{Filter: f, Query: query, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = []memory.Result{}
+	}
+	return searchResponse{Query: query, Results: res}, nil
+}
+
+// localOnly accepts an instances argument that selects only this instance.
+func (s *Server) localOnly(instances string) error {
+	instances = strings.TrimSpace(instances)
+	if instances == "" || instances == "local" {
+		return nil
+	}
+	if instances != "all" {
+		only := true
+		for _, id := range strings.Split(instances, ",") {
+			if id = strings.TrimSpace(id); id != "" && id != s.cfg.Self.InstanceID && id != "local" {
+				only = false
+			}
+		}
+		if only {
+			return nil
+		}
+	}
+	return toolErrorf("instances=%q: federation is not available yet on this instance, so only this instance can be searched; "+
+		"omit instances or pass \"local\"", instances)
+}
+
+func (s *Server) mcpGet(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, toolErrorf("id is required: the id of the memory to read")
+	}
+	m, err := s.cfg.Memories.Get(ctx, a.ID)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, memoryNotFound(a.ID)
+	}
+	return m, err
+}
+
+func (s *Server) mcpList(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		filterArgs
+		Cursor string `json:"cursor"`
+		Order  string `json:"order"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	f, limit, err := a.filter()
+	if err != nil {
+		return nil, err
+	}
+	if a.Order != "" && a.Order != "newest" && a.Order != "oldest" {
+		return nil, toolErrorf("order must be \"newest\" or \"oldest\", got %q", a.Order)
+	}
+	page, err := s.cfg.Memories.List(ctx, memory.ListOptions{Filter: f, Cursor: a.Cursor, Limit: limit, Oldest: a.Order == "oldest"})
+	if err != nil {
+		return nil, err
+	}
+	if page.Memories == nil {
+		page.Memories = []memory.Memory{}
+	}
+	return page, nil
+}
+
+func (s *Server) mcpUpdate(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+		memory.PatchInput
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, toolErrorf("id is required: the id of the memory to change")
+	}
+	m, err := s.cfg.Memories.Update(ctx, a.ID, a.PatchInput)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, memoryNotFound(a.ID)
+	}
+	var verr *memory.ValidationError
+	if errors.As(err, &verr) && verr.Field == "" {
+		return nil, toolErrorf("%s: give at least one of content, project, category, importance, tags", verr.Message)
+	}
+	return m, err
+}
+
+func (s *Server) mcpDelete(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, toolErrorf("id is required: the id of the memory to delete")
+	}
+	if err := s.cfg.Memories.Delete(ctx, a.ID); errors.Is(err, memory.ErrNotFound) {
+		return nil, memoryNotFound(a.ID)
+	} else if err != nil {
+		return nil, err
+	}
+	return deleteResponse{ID: a.ID, Deleted: true}, nil
+}
+
+// errNoRegistry is returned by the instance tools of a gateway built without a registry.
+var errNoRegistry = &toolError{msg: "this gateway has no instance registry configured"}
+
+func (s *Server) mcpListInstances(_ context.Context, raw json.RawMessage) (any, error) {
+	if err := decodeArgs(raw, &struct{}{}); err != nil {
+		return nil, err
+	}
+	if s.cfg.Instances == nil {
+		return nil, errNoRegistry
+	}
+	list := s.cfg.Instances.List()
+	if list == nil {
+		list = []registry.Instance{}
+	}
+	return instancesResponse{Self: s.cfg.Self.InstanceID, Instances: list}, nil
+}
+
+func (s *Server) mcpRegisterInstance(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a registerRequest
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.GatewayURL) == "" {
+		return nil, toolErrorf("gateway_url is required, e.g. http://100.64.0.2:3001")
+	}
+	if s.cfg.Instances == nil {
+		return nil, errNoRegistry
+	}
+	in, announceErr, err := s.cfg.Instances.Join(ctx, a.GatewayURL, s.cfg.Self.GatewayURL)
+	if err != nil {
+		return nil, err
+	}
+	resp := registerResponse{Instance: in}
+	if announceErr != nil {
+		s.log.Warn("peer could not register us back", "peer", in.ID, "err", announceErr)
+		resp.Warning = fmt.Sprintf("registered here, but %s could not register this instance back (%v); run 'crow instance add %s' there",
+			in.Name, announceErr, s.cfg.Self.GatewayURL)
+	}
+	return resp, nil
+}
+
+func (s *Server) mcpRevokeInstance(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, toolErrorf("id is required: the id of the instance to revoke")
+	}
+	if s.cfg.Instances == nil {
+		return nil, errNoRegistry
+	}
+	return s.cfg.Instances.Revoke(ctx, a.ID)
+}
+
+func (s *Server) mcpSyncStatus(ctx context.Context, raw json.RawMessage) (any, error) {
+	if err := decodeArgs(raw, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return s.syncStatus(ctx)
+}
