@@ -10,15 +10,19 @@ import (
 )
 
 // BenchmarkApply measures the apply rate of a fresh on-disk instance catching
-// up with two replica feeds of benchFeed changes each (the default
-// MaxBatch, per-entry checkpoints, fsync per transaction):
+// up with two replica feeds of 20000 changes each (per-entry checkpoints, one
+// fsync per transaction of up to MaxBatch entries):
 //   - chain: the two writers edit disjoint rows (fast-forwards);
 //   - concurrent: both edit the same rows without seeing each other, so half
 //     the entries are concurrent and run conflict detection, and most rows
 //     end with conflict records.
 func BenchmarkApply(b *testing.B) {
-	for _, mode := range []string{"chain", "concurrent"} {
-		b.Run(mode, func(b *testing.B) {
+	for _, bench := range []struct {
+		mode  string
+		batch int
+	}{{"chain", 256}, {"chain", 1024}, {"concurrent", 256}, {"concurrent", 1024}} {
+		mode := bench.mode
+		b.Run(fmt.Sprintf("%s/batch%d", mode, bench.batch), func(b *testing.B) {
 			const perFeed, rows, perWrite = 20000, 2000, 200
 			x, y := newNode(b, "a", b.TempDir(), nil), newNode(b, "b", b.TempDir(), nil)
 			for i := 0; i < perFeed; i += perWrite {
@@ -45,7 +49,7 @@ func BenchmarkApply(b *testing.B) {
 			var last Stats
 			for range b.N {
 				b.StopTimer()
-				r := newNode(b, "r", b.TempDir(), nil)
+				r := newNode(b, "r", b.TempDir(), func(o *Options) { o.MaxBatch = bench.batch })
 				pull(b, r, x, x.log.Key(), perFeed)
 				pull(b, r, y, y.log.Key(), perFeed)
 				b.StartTimer()

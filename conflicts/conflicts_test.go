@@ -1,0 +1,96 @@
+package conflicts
+
+import (
+	"testing"
+	"time"
+
+	"github.com/crow-sync/crow/store"
+	"github.com/dgraph-io/badger/v4"
+)
+
+func TestIDOrderIndependentAndDistinct(t *testing.T) {
+	a := Version{InstanceID: "a", Lamport: 3, VV: store.VV{"a": 2, "b": 1}, Data: []byte(`{"x":1}`)}
+	b := Version{InstanceID: "b", Lamport: 3, VV: store.VV{"b": 1, "z": 0}, Data: []byte(`{"x":2}`)}
+	if ID("memories", "r", a, b) != ID("memories", "r", b, a) {
+		t.Fatal("id depends on argument order")
+	}
+	b2 := b
+	b2.VV = store.VV{"b": 2}
+	for _, other := range []string{ID("notes", "r", a, b), ID("memories", "r2", a, b), ID("memories", "r", a, b2)} {
+		if other == ID("memories", "r", a, b) {
+			t.Fatal("distinct pairs share an id")
+		}
+	}
+}
+
+func TestEquivalentAndClassify(t *testing.T) {
+	v := func(id string, vv store.VV, del bool, data string) Version {
+		return Version{InstanceID: id, VV: vv, Deleted: del, Data: []byte(data)}
+	}
+	if eq, _ := Equivalent(v("a", nil, false, `{"a":1,"b":[1,2]}`), v("b", nil, false, `{ "b":[1,2], "a":1 }`)); !eq {
+		t.Fatal("key order made a difference")
+	}
+	if eq, _ := Equivalent(v("a", nil, true, `{"a":1}`), v("b", nil, true, `{"a":2}`)); !eq {
+		t.Fatal("two tombstones are noise")
+	}
+	if eq, _ := Equivalent(v("a", nil, true, `{"a":1}`), v("b", nil, false, `{"a":1}`)); eq {
+		t.Fatal("delete vs live is not noise")
+	}
+	ins := Classify(v("a", store.VV{"a": 2}, false, `{}`), v("b", store.VV{"b": 1}, false, `{}`))
+	upd := Classify(v("a", store.VV{"a": 2, "b": 1}, false, `{}`), v("b", store.VV{"b": 2}, false, `{}`))
+	del := Classify(v("a", store.VV{"a": 2}, true, `{}`), v("b", store.VV{"b": 1}, false, `{}`))
+	if ins != OpInsert || upd != OpUpdate || del != OpDelete {
+		t.Fatal(ins, upd, del)
+	}
+}
+
+func TestPutIdempotentAndNotifyOnce(t *testing.T) {
+	db, err := store.Open("", store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := NewStore(db, func() time.Time { return now })
+	mk := func(row string) *Conflict {
+		c, err := New("memories", row, Version{InstanceID: "b", Lamport: 2, VV: store.VV{"b": 1}, Data: []byte(`{"v":"b"}`)},
+			Version{InstanceID: "a", Lamport: 1, VV: store.VV{"a": 1}, Data: []byte(`{"v":"a"}`)}, OpInsert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	put := func(c *Conflict) (created bool) {
+		err := db.Update(func(txn *badger.Txn) error {
+			var err error
+			created, err = s.PutTxn(txn, c)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created
+	}
+	if !put(mk("r1")) || put(mk("r1")) || !put(mk("r2")) {
+		t.Fatal("put not idempotent")
+	}
+	got, err := s.Get(mk("r1").ID)
+	if err != nil || !got.CreatedAt.Equal(now) || got.Resolved || got.ResolvedAt != nil {
+		t.Fatalf("%v %+v", err, got)
+	}
+	ns, _ := s.Notifications()
+	if len(ns) != 1 {
+		t.Fatalf("%d notifications", len(ns))
+	}
+	var row []*Conflict
+	_ = db.View(func(txn *badger.Txn) error { row, err = s.ForRowTxn(txn, "memories", "r1"); return err })
+	if len(row) != 1 {
+		t.Fatal(len(row))
+	}
+	if err := db.Update(func(txn *badger.Txn) error { return s.DeleteTxn(txn, row[0].ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.List(Filter{Unresolved: true}); len(all) != 1 || all[0].RowID != "r2" {
+		t.Fatalf("%+v", all)
+	}
+}
