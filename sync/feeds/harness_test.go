@@ -312,3 +312,11 @@ func (c *cluster) waitFor(what string, cond func() bool) {
 		c.clock.Advance(50 * time.Millisecond)
 	}
 }
+
+// newFeedsWithHook rebuilds in's adapter with an extra OnStored hook.
+func newFeedsWithHook(in *inst, hook func(feed.PublicKey, feed.State)) *feeds.Feeds {
+	return feeds.New(in.log, in.reps, feeds.Options{Logger: quiet, OnStored: func(k feed.PublicKey, s feed.State) {
+		in.stored.Store(k, s.Length)
+		hook(k, s)
+	}})
+}
