@@ -55,8 +55,23 @@ func (s *Server) mountMCP(mux *http.ServeMux) {
 	tools := s.mcpTools()
 	local := s.newMCPServer(tools)
 	router := s.newMCPServer(s.routedTools(tools, nil))
-	mux.Handle(MCPPath, s.browserGuard(s.requireOwner(local)))
-	mux.Handle(RouterMCPPath, s.browserGuard(s.requireOwner(router)))
+	mux.Handle(MCPPath, s.browserGuard(s.requireOwner(limitBody(local))))
+	mux.Handle(RouterMCPPath, s.browserGuard(s.requireOwner(limitBody(router))))
+}
+
+// MaxMCPBodyBytes bounds an MCP request body (mcp-go reads it whole). A memory's
+// content is at most 64 KiB, which JSON escaping can grow up to six-fold.
+const MaxMCPBodyBytes = 1 << 20
+
+// limitBody caps the request body at MaxMCPBodyBytes; mcp-go answers a longer
+// one with a JSON-RPC parse error.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxMCPBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // mcpInstructions is what an MCP client is told on initialize.

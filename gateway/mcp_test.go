@@ -632,3 +632,25 @@ func TestMCPBrowserGuard(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPBodyLimit(t *testing.T) {
+	env := newGatewayEnv(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crow_store_memory","arguments":{"content":"` +
+		strings.Repeat("x", gateway.MaxMCPBodyBytes) + `"}}}`
+	req, _ := http.NewRequest(http.MethodPost, env.url+mcpPath, strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "request body too large") {
+		t.Errorf("oversized body: %d %s", resp.StatusCode, b)
+	}
+	if n := len(ok(t, owner(t, env.url+mcpPath), "crow_list_memories", nil)["memories"].([]any)); n != 0 {
+		t.Errorf("oversized call stored %d memories", n)
+	}
+}
