@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,13 +51,17 @@ type Daemon struct {
 	done chan struct{}
 	Addr string // gateway host:port of the current run
 	Key  string
+
+	gwPort, syncPort int      // kept across restarts, like a real machine's
+	Env              []string // extra environment for serve
 }
 
 // NewDaemon creates a home directory and runs `crow init` in it. With importFrom
 // set, it joins that daemon's identity as a satellite through the export blob.
 func NewDaemon(t *testing.T, name string, importFrom *Daemon) *Daemon {
 	t.Helper()
-	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{}}
+	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{},
+		gwPort: freePort(t), syncPort: freePort(t)}
 	if importFrom == nil {
 		d.MustCLI("init", "--name", name)
 	} else {
@@ -82,7 +87,7 @@ func NewDaemon(t *testing.T, name string, importFrom *Daemon) *Daemon {
 
 // env is the environment every crow process of this daemon gets.
 func (d *Daemon) env() []string {
-	return append(os.Environ(), "CROW_HOME="+d.Home, "CROW_PASSPHRASE=e2e-passphrase", "CROW_LOG_LEVEL=debug")
+	return append(os.Environ(), "CROW_HOME="+d.Home, "CROW_PASSPHRASE=e2e-passphrase", "CROW_LOG_LEVEL=info")
 }
 
 // CLI runs a crow command against this daemon's home.
@@ -117,9 +122,10 @@ func (d *Daemon) Start(extra ...string) {
 		d.t.Fatalf("%s already running", d.Name)
 	}
 	os.Remove(filepath.Join(d.Home, "gateway.addr"))
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--sync-listen", "/ip4/127.0.0.1/tcp/0"}, extra...)
+	args := append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", d.gwPort),
+		"--sync-listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", d.syncPort)}, extra...)
 	cmd := exec.Command(crowBin, args...)
-	cmd.Env = d.env()
+	cmd.Env = append(d.env(), d.Env...)
 	fmt.Fprintf(d.log, "==== start %s %v\n", d.Name, args)
 	w := &lockedWriter{mu: &d.mu, w: d.log}
 	cmd.Stdout, cmd.Stderr = w, w
@@ -239,6 +245,32 @@ func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any)
 	return resp.StatusCode, out
 }
 
+// URL is the daemon's gateway URL.
+func (d *Daemon) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", d.gwPort) }
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
@@ -248,4 +280,21 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// DoRaw sends an authenticated GET-like request and returns the body as text.
+func (d *Daemon) DoRaw(method, path string) (int, string) {
+	d.t.Helper()
+	req, err := http.NewRequest(method, "http://"+d.Addr+path, nil)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s: %s %s: %v", d.Name, method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -49,6 +49,9 @@ type Config struct {
 	// SyncNode is the replication node; SyncFeeds the feeds it replicates.
 	SyncNode  *crowsync.Node
 	SyncFeeds syncFeeds
+	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
+	SyncPause  func(paused bool)
+	SyncPaused func() bool
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 }
@@ -91,6 +94,8 @@ func New(cfg Config) *Server {
 	owner("DELETE /v1/instances/{id}", s.handleInstancesRevoke)
 	mux.HandleFunc("POST "+registry.AnnouncePath, s.handleInstancesAnnounce)
 	owner("GET /v1/sync/status", s.handleSyncStatus)
+	owner("POST /v1/sync/pause", s.handleSyncPause(true))
+	owner("POST /v1/sync/resume", s.handleSyncPause(false))
 
 	s.mountMCP(mux)
 

@@ -45,6 +45,7 @@ type peerStatus struct {
 // syncStatusResponse is the answer of GET /v1/sync/status.
 type syncStatusResponse struct {
 	InstanceID string       `json:"instance_id"`
+	Paused     bool         `json:"paused"`
 	Feeds      []feedStatus `json:"feeds"`
 	Peers      []peerStatus `json:"peers"`
 }
@@ -75,6 +76,9 @@ func (s *Server) handleSyncStatus(w http.ResponseWriter, r *http.Request) {
 // reports none.
 func (s *Server) syncStatus(ctx context.Context) (syncStatusResponse, error) {
 	resp := syncStatusResponse{InstanceID: s.cfg.Self.InstanceID, Feeds: []feedStatus{}, Peers: []peerStatus{}}
+	if s.cfg.SyncPaused != nil {
+		resp.Paused = s.cfg.SyncPaused()
+	}
 	if s.cfg.SyncFeeds != nil {
 		heads, err := s.cfg.SyncFeeds.Heads()
 		if err != nil {
@@ -118,4 +122,13 @@ func (s *Server) syncStatus(ctx context.Context) (syncStatusResponse, error) {
 // syncFeeds is what the gateway reads of the held feeds.
 type syncFeeds interface {
 	Heads() ([]crowsync.Head, error)
+}
+
+// handleSyncPause pauses or resumes replication: while paused, every peer is
+// disconnected and refused. It is not persisted: a restart resumes.
+func (s *Server) handleSyncPause(pause bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.cfg.SyncPause(pause)
+		writeJSON(w, http.StatusOK, map[string]bool{"paused": pause})
+	}
 }

@@ -12,23 +12,33 @@ func init() {
 }
 
 func runSync(ctx context.Context, g *globals, args []string) error {
-	if len(args) == 0 || args[0] != "status" {
-		return usagef("usage: crow sync status [--json]")
+	if len(args) == 0 || (args[0] != "status" && args[0] != "pause" && args[0] != "resume") {
+		return usagef("usage: crow sync status|pause|resume [--json]")
 	}
-	fs := flag.NewFlagSet("sync status", flag.ContinueOnError)
+	fs := flag.NewFlagSet("sync "+args[0], flag.ContinueOnError)
 	g.bind(fs)
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("crow sync status takes no arguments")
+		return usagef("crow sync %s takes no arguments", args[0])
 	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
 	}
 	var raw json.RawMessage
+	if args[0] != "status" {
+		if err := c.do(ctx, "POST", "/v1/sync/"+args[0], nil, nil, &raw); err != nil {
+			return err
+		}
+		if g.json {
+			return printJSON(g.stdout, raw)
+		}
+		fmt.Fprintf(g.stdout, "sync %sd\n", args[0])
+		return nil
+	}
 	if err := c.do(ctx, "GET", "/v1/sync/status", nil, nil, &raw); err != nil {
 		return err
 	}
@@ -36,7 +46,8 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 		return printJSON(g.stdout, raw)
 	}
 	var doc struct {
-		Feeds []struct {
+		Paused bool `json:"paused"`
+		Feeds  []struct {
 			Feed       string `json:"feed"`
 			InstanceID string `json:"instance_id"`
 			Name       string `json:"name"`
@@ -55,6 +66,9 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("decoding answer: %w", err)
+	}
+	if doc.Paused {
+		fmt.Fprintln(g.stdout, "sync is PAUSED (crow sync resume)")
 	}
 	fmt.Fprintln(g.stdout, "feeds held here:")
 	for _, f := range doc.Feeds {

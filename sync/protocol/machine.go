@@ -25,7 +25,7 @@ type Config struct {
 	// RequestTimeout disconnects a peer that leaves a request unanswered (default 1m).
 	RequestTimeout time.Duration
 	// RejectHold is how long a feed is not asked again from a peer that sent a
-	// range failing verification, unless it announces a new head (default 1m).
+	// range failing verification, unless it announces a new head (default 10s).
 	RejectHold time.Duration
 	// RetryHold is how long a feed is not asked again after a local store error
 	// or an Error answer (default 5s).
@@ -201,7 +201,7 @@ func New(cfg Config) *Machine {
 		cfg.RequestTimeout = time.Minute
 	}
 	if cfg.RejectHold <= 0 {
-		cfg.RejectHold = time.Minute
+		cfg.RejectHold = 10 * time.Second
 	}
 	if cfg.RetryHold <= 0 {
 		cfg.RetryHold = 5 * time.Second

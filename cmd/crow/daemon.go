@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/gateway"
+	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/search"
+	"github.com/crow-sync/crow/store"
+	crowsync "github.com/crow-sync/crow/sync"
+	"github.com/crow-sync/crow/sync/apply"
+	"github.com/crow-sync/crow/sync/feeds"
+	"github.com/crow-sync/crow/sync/transport"
+)
+
+// serveDaemon builds the daemon's tree and runs it until ctx is done. This is
+// the one place that composes the packages; each part runs as Serve(ctx).
+func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.Config) (err error) {
+	db, err := store.Open(h.DBDir(), store.Options{Logger: log.With("component", "badger")})
+	if err != nil {
+		return fmt.Errorf("opening store: %w", err)
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing store: %w", cerr)
+		}
+	}()
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// Feeds: our own log and the verified replicas of everyone else's.
+	feedStore := feed.NewBadgerStorage(db.Badger())
+	own, err := feed.OpenLog(feedStore, h.InstanceKey())
+	if err != nil {
+		return err
+	}
+	replicas := feed.OpenReplicas(feedStore, own.Key())
+	// applier is set below; replicas only grow once the sync node runs.
+	var applier *apply.Applier
+	syncFeeds := feeds.New(own, replicas, feeds.Options{
+		Logger:   log,
+		OnStored: func(feed.PublicKey, feed.State) { applier.Notify() },
+	})
+
+	// The local write path appends to our feed in the row's transaction.
+	writer, err := store.NewWriter(db, store.WriterOptions{InstanceID: h.InstanceID, Journal: syncFeeds.Journal(own), Logger: log})
+	if err != nil {
+		return err
+	}
+	ix, err := search.Open(h.IndexDir(), log)
+	if err != nil {
+		return fmt.Errorf("opening search index: %w", err)
+	}
+	defer ix.Close()
+	indexer := search.NewIndexer(db, ix)
+	mem := memory.NewService(db, writer, ix, memory.Options{})
+
+	reg, err := registry.New(ctx, registry.Config{
+		Seed: h.Seed(), SelfID: h.InstanceID,
+		Table:        registry.StoreTable{DB: db, Writer: writer},
+		Observations: registry.StoreObservations{DB: db},
+		MirrorPath:   h.InstancesFile(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	prober := registry.NewProber(reg, registry.ProberConfig{})
+
+	// The apply loop turns replicated feeds into rows; conflicts are recorded.
+	conflictStore := conflicts.NewStore(db, time.Now)
+	applyMetrics, err := apply.NewMetrics(metrics)
+	if err != nil {
+		return err
+	}
+	applier, err = apply.New(apply.Options{
+		DB: db, Replicas: replicas, Conflicts: conflictStore, Self: own.Key(), InstanceID: h.InstanceID,
+		Metrics: applyMetrics, Logger: log,
+		OnApplied: func(table string, _ *store.Row) {
+			if table == store.TableCrowInstances {
+				if err := reg.Reload(context.Background()); err != nil {
+					log.Warn("reloading the registry after replication", "err", err)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("gateway listen on %s: %w", cfg.Listen, err)
+	}
+	defer ln.Close()
+	syncListen, err := defaultSyncListen(cfg.SyncListen, cfg.Listen)
+	if err != nil {
+		return err
+	}
+	// Replication follows the registry: only registered, non-revoked
+	// instances are admitted and dialled, and the operator may pause it.
+	var paused atomic.Bool
+	peersChanged := make(chan struct{}, 1)
+	notifyPeers := func() {
+		select {
+		case peersChanged <- struct{}{}:
+		default:
+		}
+	}
+	host, err := transport.NewHost(transport.HostConfig{
+		Key: h.InstanceKey(), Listen: []string{syncListen}, Logger: log,
+		Admitter: transport.AdmitFunc(func(p transport.PeerID) bool {
+			pub, err := p.PublicKey()
+			return err == nil && !paused.Load() && reg.IsAdmittedKey(pub)
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("sync listen on %s: %w", syncListen, err)
+	}
+	defer host.Close()
+	node, err := crowsync.NewNode(crowsync.Config{
+		Transport: host, Feeds: withTestHooks(log, syncFeeds), Self: crowsync.FeedKey(own.Key()), Logger: log, Registerer: metrics,
+	})
+	if err != nil {
+		return err
+	}
+
+	gatewayURL := cfg.GatewayURL
+	if gatewayURL == "" {
+		gatewayURL = "http://" + ln.Addr().String()
+	}
+	createdAt := instanceCreatedAt(h)
+	gw := gateway.New(gateway.Config{
+		Logger: log,
+		Self: gateway.Self{
+			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
+			PublicKey: hex.EncodeToString(h.PublicKey), Version: version,
+			GatewayURL: gatewayURL, CreatedAt: createdAt.Format(time.RFC3339),
+			SyncAddrs: host.Addrs,
+		},
+		Keys:      gateway.NewKeyChecker(h.APIKeyHash()),
+		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
+		Memories:  mem,
+		Instances: reg,
+		SyncNode:  node,
+		SyncFeeds: syncFeeds,
+		SyncPause: func(p bool) {
+			paused.Store(p)
+			log.Info("sync paused by the operator", "paused", p)
+			notifyPeers()
+		},
+		SyncPaused: paused.Load,
+		Metrics:    metrics,
+	})
+	if err := h.WriteGatewayAddr(ln.Addr().String()); err != nil {
+		return err
+	}
+	defer h.RemoveGatewayAddr()
+	log.Info("crow serving", "gateway", ln.Addr().String(), "sync", host.Addrs(), "instance_id", h.InstanceID,
+		"role", h.Role, "feed_length", own.Head().Length)
+
+	err = runServices(ctx, log,
+		service{"writer", writer.Serve},
+		service{"indexer", indexer.Serve},
+		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
+		service{"sync", node.Serve},
+		service{"apply", applier.Serve},
+		service{"prober", prober.Serve},
+		service{"registry", func(ctx context.Context) error {
+			// Our own row: in the table from the first start, and kept current
+			// (sync addresses change when the port is chosen by the system).
+			_, err := reg.RegisterSelf(ctx, registry.SelfInfo{
+				Name: h.Name, Role: h.Role, GatewayURL: gatewayURL, SyncAddrs: host.Addrs(), CreatedAt: createdAt,
+			})
+			if errors.Is(err, registry.ErrRevoked) {
+				return fmt.Errorf("this instance has been revoked; it cannot serve this identity any more: %w", err)
+			} else if err != nil {
+				return err
+			}
+			unsub := reg.Subscribe(func(registry.Event) { notifyPeers() })
+			defer unsub()
+			return crowsync.FollowPeers(ctx, node, func() []crowsync.Peer {
+				if paused.Load() {
+					return nil
+				}
+				return syncPeers(log, reg)
+			}, peersChanged)
+		}},
+	)
+	log.Info("crow stopped", "err", err)
+	return err
+}
+
+// syncPeers lists the registered, non-revoked peers as sync peers.
+func syncPeers(log *slog.Logger, reg *registry.Registry) []crowsync.Peer {
+	var out []crowsync.Peer
+	for _, in := range reg.Peers() {
+		pub, err := in.PublicKeyBytes()
+		if err != nil {
+			log.Warn("peer with unusable key", "instance", in.ID, "err", err)
+			continue
+		}
+		id, err := transport.PeerIDFromPublicKey(ed25519.PublicKey(pub))
+		if err != nil {
+			continue
+		}
+		out = append(out, crowsync.Peer{ID: id, Addrs: in.SyncAddrs})
+	}
+	return out
+}
+
+// instanceCreatedAt is when this instance was initialised: the time its
+// instance-id file (written once, never rewritten) was created.
+func instanceCreatedAt(h *home.Home) time.Time {
+	st, err := os.Stat(h.InstanceIDFile())
+	if err != nil {
+		return time.Unix(0, 0).UTC()
+	}
+	return st.ModTime().UTC().Truncate(time.Second)
+}

@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crow-sync/crow/sync/transport"
+)
+
+// syncTimeout bounds how long convergence may take on a loaded CI machine.
+const syncTimeout = 60 * time.Second
+
+// cluster starts a home and satellites joined to its identity, each
+// registered on home with `crow instance add`.
+func cluster(t *testing.T, sats ...string) (*Daemon, []*Daemon) {
+	t.Helper()
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	var out []*Daemon
+	for _, name := range sats {
+		s := NewDaemon(t, name, home)
+		s.Start()
+		home.MustCLI("instance", "add", s.URL())
+		out = append(out, s)
+	}
+	return home, out
+}
+
+// feedLengths returns, by instance id, the length of every feed d holds.
+func feedLengths(d *Daemon) map[string]float64 {
+	d.t.Helper()
+	st, body := d.Do("GET", "/v1/sync/status", nil)
+	if st != 200 {
+		d.t.Fatalf("%s: sync status = %d %v", d.Name, st, body)
+	}
+	out := map[string]float64{}
+	feeds, _ := body["feeds"].([]any)
+	for _, f := range feeds {
+		m := f.(map[string]any)
+		id, _ := m["instance_id"].(string)
+		if id == "" {
+			id = "key:" + m["feed"].(string)
+		}
+		out[id] = m["length"].(float64)
+	}
+	return out
+}
+
+// received sums entries_received over d's peers (since d's last start).
+func received(d *Daemon) float64 {
+	d.t.Helper()
+	_, body := d.Do("GET", "/v1/sync/status", nil)
+	var n float64
+	peers, _ := body["peers"].([]any)
+	for _, p := range peers {
+		n += p.(map[string]any)["entries_received"].(float64)
+	}
+	return n
+}
+
+func instanceID(d *Daemon) string {
+	d.t.Helper()
+	_, body := d.DoKey("", "GET", "/health", nil)
+	return body["instance_id"].(string)
+}
+
+func writeN(t *testing.T, d *Daemon, n int, tag string) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if st, body := d.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("%s note %d", tag, i)}); st != 201 {
+			t.Fatalf("%s: write: %d %v", d.Name, st, body)
+		}
+	}
+}
+
+// converged reports whether every daemon holds every other's feed at the
+// length its author has.
+func converged(ds ...*Daemon) bool {
+	own := map[string]float64{}
+	for _, d := range ds {
+		own[instanceID(d)] = feedLengths(d)[instanceID(d)]
+	}
+	for _, d := range ds {
+		have := feedLengths(d)
+		for id, n := range own {
+			if have[id] != n {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func TestThreeInstancesRegisterAndConverge(t *testing.T) {
+	home, sats := cluster(t, "laptop", "vps")
+	a, b := sats[0], sats[1]
+
+	// The registry: home knows both satellites; each satellite was asked to
+	// register home back.
+	out := home.MustCLI("instance", "list")
+	for _, name := range []string{"home", "laptop", "vps"} {
+		if !strings.Contains(out, name) {
+			t.Fatalf("home's instance list lacks %s:\n%s", name, out)
+		}
+	}
+	if out := a.MustCLI("instance", "list"); !strings.Contains(out, "home") {
+		t.Fatalf("laptop's instance list lacks home:\n%s", out)
+	}
+
+	writeN(t, home, 5, "home")
+	writeN(t, a, 7, "laptop")
+	writeN(t, b, 3, "vps")
+	Eventually(t, syncTimeout, "three feeds to converge", func() bool { return converged(home, a, b) })
+	if n := len(feedLengths(b)); n != 3 {
+		t.Fatalf("vps holds %d feeds, want 3", n)
+	}
+	out = a.MustCLI("sync", "status")
+	if !strings.Contains(out, "connected") {
+		t.Fatalf("crow sync status on laptop:\n%s", out)
+	}
+}
+
+func TestOfflineSatelliteCatchesUpWithOnlyNewEntries(t *testing.T) {
+	home, sats := cluster(t, "laptop", "vps")
+	a, b := sats[0], sats[1]
+	writeN(t, home, 3, "before")
+	Eventually(t, syncTimeout, "initial convergence", func() bool { return converged(home, a, b) })
+
+	before := feedLengths(b)
+	b.Stop()
+	writeN(t, home, 20, "home while vps away")
+	writeN(t, a, 15, "laptop while vps away")
+	Eventually(t, syncTimeout, "home and laptop to converge", func() bool { return converged(home, a) })
+	want := feedLengths(home)
+
+	b.Start()
+	Eventually(t, syncTimeout, "vps to catch up", func() bool { return converged(home, a, b) })
+	var newEntries float64
+	for id, n := range want {
+		newEntries += n - before[id]
+	}
+	if got := received(b); got != newEntries {
+		t.Fatalf("vps received %v entries after restart, want exactly the %v new ones", got, newEntries)
+	}
+}
+
+func TestSatelliteEntriesReachOtherSatelliteThroughHome(t *testing.T) {
+	home, sats := cluster(t, "laptop", "vps")
+	a, b := sats[0], sats[1]
+	Eventually(t, syncTimeout, "initial convergence", func() bool { return converged(home, a, b) })
+
+	b.Stop()
+	writeN(t, a, 12, "laptop only")
+	aID := instanceID(a)
+	aLen := feedLengths(a)[aID]
+	Eventually(t, syncTimeout, "home to hold laptop's entries", func() bool { return feedLengths(home)[aID] == aLen })
+	a.Stop() // laptop and vps are never online together from here on
+
+	b.Start()
+	Eventually(t, syncTimeout, "vps to get laptop's entries through home", func() bool { return feedLengths(b)[aID] == aLen })
+}
+
+func TestForeignIdentityRefused(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	stranger := NewDaemon(t, "stranger", nil) // a master seed of its own
+	stranger.Start()
+
+	_, errOut, err := home.CLI("instance", "add", stranger.URL())
+	if err == nil || !strings.Contains(errOut, "another identity") {
+		t.Fatalf("registering a foreign instance: err=%v stderr=%q", err, errOut)
+	}
+	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": stranger.URL()}); st != 403 {
+		t.Fatalf("POST /v1/instances foreign = %d %v, want 403", st, body)
+	}
+	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": "ftp://x"}); st != 400 {
+		t.Fatalf("POST /v1/instances bad URL = %d %v, want 400", st, body)
+	}
+
+	// The gater: a libp2p peer with a key home never registered cannot connect.
+	_, h := home.DoKey("", "GET", "/health", nil)
+	pub, _ := hex.DecodeString(h["public_key"].(string))
+	homePeer, err := transport.PeerIDFromPublicKey(ed25519.PublicKey(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, a := range h["sync_addrs"].([]any) {
+		addrs = append(addrs, a.(string))
+	}
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	intruder, err := transport.NewHost(transport.HostConfig{
+		Key: key, Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Admitter: transport.AdmitFunc(func(transport.PeerID) bool { return true }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer intruder.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := intruder.Dial(ctx, homePeer, addrs); err == nil {
+		t.Fatal("an unregistered peer connected to home's sync port")
+	}
+}
+
+func TestRevokedInstanceDisconnectedAndRefused(t *testing.T) {
+	home, sats := cluster(t, "laptop")
+	a := sats[0]
+	writeN(t, a, 2, "before revoke")
+	Eventually(t, syncTimeout, "convergence", func() bool { return converged(home, a) })
+
+	aID := instanceID(a)
+	home.MustCLI("instance", "revoke", aID)
+	Eventually(t, syncTimeout, "laptop to be disconnected", func() bool {
+		_, body := home.Do("GET", "/v1/sync/status", nil)
+		for _, p := range body["peers"].([]any) {
+			if m := p.(map[string]any); m["instance_id"] == aID && m["connected"] == true {
+				return false
+			}
+		}
+		return true
+	})
+	held := feedLengths(home)[aID]
+	writeN(t, a, 5, "after revoke")
+	time.Sleep(3 * time.Second) // give a refused peer time to (fail to) deliver
+	if got := feedLengths(home)[aID]; got != held {
+		t.Fatalf("home accepted %v entries from a revoked instance", got-held)
+	}
+	if out := home.MustCLI("instance", "list", "--json"); !strings.Contains(out, `"revoked"`) {
+		t.Fatalf("revoked status not listed:\n%s", out)
+	}
+	// A revoked id cannot come back.
+	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": a.URL()}); st != 409 {
+		t.Fatalf("re-registering a revoked instance = %d %v, want 409", st, body)
+	}
+}
+
+func TestTamperedEntryRejectedAndSyncRecovers(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Env = []string{"CROW_TEST_TAMPER_SERVE=1"}
+	home.Start()
+	writeN(t, home, 10, "home")
+	a := NewDaemon(t, "laptop", home)
+	a.Start()
+	home.MustCLI("instance", "add", a.URL())
+	Eventually(t, syncTimeout, "laptop to converge despite tampering", func() bool { return converged(home, a) })
+	if !strings.Contains(a.Log(), "security: peer data rejected") {
+		t.Fatalf("laptop logged no rejection of tampered data")
+	}
+	st, body := a.DoRaw("GET", "/metrics")
+	if st != 200 || !strings.Contains(body, "crow_sync_rejected_total") {
+		t.Fatalf("metrics lack the rejection counter: %d", st)
+	}
+}
