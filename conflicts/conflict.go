@@ -149,9 +149,27 @@ func Canonical(data json.RawMessage) (json.RawMessage, error) {
 	return b, nil
 }
 
+// volatileFields are bookkeeping fields of row data that say when a version
+// was written, not what it says: two edits that agree on everything else are
+// the same edit, made twice.
+var volatileFields = []string{"updated_at"}
+
+// normalized is the canonical form of data without its volatile fields.
+func normalized(data json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) == nil && obj != nil {
+		for _, f := range volatileFields {
+			delete(obj, f)
+		}
+		data, _ = json.Marshal(obj)
+	}
+	return Canonical(data)
+}
+
 // Equivalent reports whether two versions are the same after normalising to
-// wire form: both tombstones, or same tombstone flag and same canonical data.
-// Equivalent concurrent versions are noise, not conflicts.
+// wire form: both tombstones, or same tombstone flag and same canonical data
+// apart from volatile bookkeeping fields (updated_at). Equivalent concurrent
+// versions are noise, not conflicts.
 func Equivalent(a, b Version) (bool, error) {
 	if a.Deleted && b.Deleted {
 		return true, nil
@@ -159,11 +177,11 @@ func Equivalent(a, b Version) (bool, error) {
 	if a.Deleted != b.Deleted {
 		return false, nil
 	}
-	ca, err := Canonical(a.Data)
+	ca, err := normalized(a.Data)
 	if err != nil {
 		return false, err
 	}
-	cb, err := Canonical(b.Data)
+	cb, err := normalized(b.Data)
 	if err != nil {
 		return false, err
 	}

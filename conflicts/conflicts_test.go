@@ -1,6 +1,7 @@
 package conflicts
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -92,5 +93,17 @@ func TestPutIdempotentAndNotifyOnce(t *testing.T) {
 	}
 	if all, _ := s.List(Filter{Unresolved: true}); len(all) != 1 || all[0].RowID != "r2" {
 		t.Fatalf("%+v", all)
+	}
+}
+
+func TestEquivalentIgnoresUpdatedAt(t *testing.T) {
+	a := Version{InstanceID: "a", Lamport: 3, Data: json.RawMessage(`{"content":"x","updated_at":"2026-11-29T10:00:00Z"}`)}
+	b := Version{InstanceID: "b", Lamport: 4, Data: json.RawMessage(`{"updated_at":"2026-11-29T10:00:07Z","content":"x"}`)}
+	if eq, err := Equivalent(a, b); err != nil || !eq {
+		t.Fatalf("Equivalent = %v, %v; want true: only updated_at differs", eq, err)
+	}
+	b.Data = json.RawMessage(`{"content":"y","updated_at":"2026-11-29T10:00:00Z"}`)
+	if eq, _ := Equivalent(a, b); eq {
+		t.Fatal("versions with different content are equivalent")
 	}
 }

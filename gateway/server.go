@@ -17,8 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
 )
 
@@ -52,6 +54,11 @@ type Config struct {
 	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
 	SyncPause  func(paused bool)
 	SyncPaused func() bool
+	// DB and Writer serve the generic rows of /v1/tables.
+	DB     *store.DB
+	Writer *store.Writer
+	// Conflicts holds sync_conflicts records and notifications.
+	Conflicts *conflicts.Store
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 }
@@ -94,6 +101,13 @@ func New(cfg Config) *Server {
 	owner("DELETE /v1/instances/{id}", s.handleInstancesRevoke)
 	mux.HandleFunc("POST "+registry.AnnouncePath, s.handleInstancesAnnounce)
 	owner("GET /v1/sync/status", s.handleSyncStatus)
+	owner("GET /v1/sync/conflicts", s.handleConflictsList)
+	owner("GET /v1/sync/conflicts/{id}", s.handleConflictGet)
+	owner("GET /v1/notifications", s.handleNotifications)
+	owner("POST /v1/notifications/{id}/read", s.handleNotificationRead)
+	owner("GET /v1/tables/{table}/rows/{row_id}", s.handleRowGet)
+	owner("PUT /v1/tables/{table}/rows/{row_id}", s.handleRowPut)
+	owner("DELETE /v1/tables/{table}/rows/{row_id}", s.handleRowDelete)
 	owner("POST /v1/sync/pause", s.handleSyncPause(true))
 	owner("POST /v1/sync/resume", s.handleSyncPause(false))
 

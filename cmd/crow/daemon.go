@@ -158,6 +158,9 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
 		Memories:  mem,
 		Instances: reg,
+		DB:        db,
+		Writer:    writer,
+		Conflicts: conflictStore,
 		SyncNode:  node,
 		SyncFeeds: syncFeeds,
 		SyncPause: func(p bool) {

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/store"
+)
+
+// conflictsResponse is the answer of GET /v1/sync/conflicts.
+type conflictsResponse struct {
+	Conflicts []conflicts.Conflict `json:"conflicts"`
+}
+
+func (s *Server) handleConflictsList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := conflicts.Filter{Table: q.Get("table"), RowID: q.Get("row_id")}
+	if f.Table != "" && !store.ValidTable(f.Table) {
+		writeError(w, http.StatusBadRequest, "unknown table %q", f.Table)
+		return
+	}
+	if f.RowID != "" && f.Table == "" {
+		writeError(w, http.StatusBadRequest, "row_id needs table")
+		return
+	}
+	if v := q.Get("unresolved"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "unresolved must be true or false")
+			return
+		}
+		f.Unresolved = b
+	}
+	list, err := s.cfg.Conflicts.List(f)
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []conflicts.Conflict{}
+	}
+	writeJSON(w, http.StatusOK, conflictsResponse{Conflicts: list})
+}
+
+func (s *Server) handleConflictGet(w http.ResponseWriter, r *http.Request) {
+	c, err := s.cfg.Conflicts.Get(r.PathValue("id"))
+	if errors.Is(err, conflicts.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no sync conflict with id %s", r.PathValue("id"))
+		return
+	} else if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request) {
+	list, err := s.cfg.Conflicts.Notifications()
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []conflicts.Notification{}
+	}
+	unread := 0
+	for _, n := range list {
+		if !n.Read {
+			unread++
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": list, "unread": unread})
+}
+
+func (s *Server) handleNotificationRead(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Conflicts.MarkRead(r.PathValue("id")); errors.Is(err, conflicts.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no notification with id %s", r.PathValue("id"))
+		return
+	} else if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "read": true})
+}
