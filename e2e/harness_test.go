@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 
 // Daemon is one crow instance run as a real process with its own CROW_HOME.
 type Daemon struct {
-	t    *testing.T
+	t    testing.TB
 	Name string
 	Home string
 
@@ -58,7 +58,7 @@ type Daemon struct {
 
 // NewDaemon creates a home directory and runs `crow init` in it. With importFrom
 // set, it joins that daemon's identity as a satellite through the export blob.
-func NewDaemon(t *testing.T, name string, importFrom *Daemon) *Daemon {
+func NewDaemon(t testing.TB, name string, importFrom *Daemon) *Daemon {
 	t.Helper()
 	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{},
 		gwPort: freePort(t), syncPort: freePort(t)}
@@ -249,7 +249,7 @@ func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any)
 func (d *Daemon) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", d.gwPort) }
 
 // freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,7 +260,7 @@ func freePort(t *testing.T) int {
 }
 
 // Eventually polls cond until it holds or the timeout passes.
-func Eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkWriteToVisibleLatency measures, through two real daemons on
+// loopback, the time from a write acknowledged by A's REST API to the memory
+// being served by B's REST API (feed append, push, verify+store, apply,
+// commit). B is polled every 200µs, so resolution is ~0.2 ms.
+//
+//	go test ./e2e -run '^$' -bench WriteToVisible -benchtime 500x
+func BenchmarkWriteToVisibleLatency(b *testing.B) {
+	home := NewDaemon(b, "home", nil)
+	home.Start()
+	sat := NewDaemon(b, "laptop", home)
+	sat.Start()
+	home.MustCLI("instance", "add", sat.URL())
+	Eventually(b, syncTimeout, "peers connected", func() bool { return converged(home, sat) })
+
+	client := &http.Client{}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, m := home.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("latency probe %d", i)})
+		if st != 201 {
+			b.Fatalf("write: %d %v", st, m)
+		}
+		acked := time.Now()
+		req, _ := http.NewRequest("GET", "http://"+sat.Addr+"/v1/memory/"+m["id"].(string), nil)
+		req.Header.Set("Authorization", "Bearer "+sat.Key)
+		for {
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+			if time.Since(acked) > 10*time.Second {
+				b.Fatalf("write %d not visible on the satellite after 10s", i)
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		lat = append(lat, time.Since(acked))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
