@@ -42,6 +42,8 @@ type Index struct {
 	seq uint64
 	// seqCh is closed (and replaced) when seq advances.
 	seqCh chan struct{}
+	// hurry (capacity 1) tells a lingering Indexer that a search waits.
+	hurry chan struct{}
 
 	closeOnce sync.Once
 }
@@ -53,7 +55,7 @@ func Open(dir string, logger *slog.Logger) (*Index, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	ix := &Index{dir: dir, log: logger.With("component", "search"), closed: make(chan struct{}), seqCh: make(chan struct{})}
+	ix := &Index{dir: dir, log: logger.With("component", "search"), closed: make(chan struct{}), seqCh: make(chan struct{}), hurry: make(chan struct{}, 1)}
 	bi, err := bleve.Open(dir)
 	switch {
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
@@ -170,6 +172,10 @@ func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
 		ix.mu.Unlock()
 		if cur >= seq {
 			return nil
+		}
+		select {
+		case ix.hurry <- struct{}{}:
+		default:
 		}
 		select {
 		case <-ch:

@@ -29,14 +29,21 @@ type Indexer struct {
 	ix  *Index
 	log *slog.Logger
 
+	// Linger is how long the indexer waits after a change before indexing
+	// it, unless a search is waiting (default DefaultLinger; 0 indexes at once).
+	Linger time.Duration
+
 	// owned by the Serve goroutine
 	pruned uint64
 }
 
 // NewIndexer returns an Indexer feeding ix from db. Run Serve.
 func NewIndexer(db *store.DB, ix *Index) *Indexer {
-	return &Indexer{db: db, ix: ix, log: ix.log}
+	return &Indexer{db: db, ix: ix, log: ix.log, Linger: DefaultLinger}
 }
+
+// DefaultLinger is the Indexer's default Linger.
+const DefaultLinger = 50 * time.Millisecond
 
 // Serve rebuilds the index if Open found it missing or unusable, then applies q/ entries as
 // they are committed until ctx ends. Errors while indexing are logged and retried.
@@ -74,6 +81,21 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
+		}
+		// Linger so a burst of changes becomes one bleve batch, and so
+		// indexing (a bleve persist with its own fsyncs) does not compete with
+		// the write or the replication that produced the change. A search
+		// waiting for read-your-writes cuts the linger short.
+		if x.Linger > 0 {
+			t := time.NewTimer(x.Linger)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			case <-x.ix.hurry:
+				t.Stop()
+			}
 		}
 	}
 }

@@ -331,3 +331,33 @@ func TestManyChangesBatches(t *testing.T) {
 		t.Fatalf("importance 10: %d", len(hits))
 	}
 }
+
+// TestLingerCutShortByWaitingSearch: a lingering indexer (here for an hour)
+// still answers a search that waits for read-your-writes at once.
+func TestLingerCutShortByWaitingSearch(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewIndexer(env.DB, ix)
+	x.Linger = time.Hour
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- x.Serve(ctx) }()
+	defer func() { stop(); <-served; ix.Close() }()
+
+	caughtUp(t, env.DB, ix) // the initial pass does not linger
+	for i, m := range corpus()[:3] {
+		seq := put(t, env.Writer, store.OpInsert, m)
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := ix.WaitFor(wctx, seq)
+		cancel()
+		if err != nil {
+			t.Fatalf("write %d: a waiting search did not cut the linger short: %v", i, err)
+		}
+	}
+	if got := ids(t, ix, Query{Limit: 10}); len(got) != 3 {
+		t.Fatalf("index holds %v, want 3 memories", got)
+	}
+}
