@@ -2,8 +2,11 @@ package feeds_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/crow-sync/crow/feed"
 	crowsync "github.com/crow-sync/crow/sync"
+	"github.com/crow-sync/crow/sync/transport"
 )
 
 // Benchmarks of replication between two instances, each with its own badger
@@ -98,43 +102,125 @@ func vmStatus(field string) int64 {
 // resetPeakRSS resets VmHWM (Linux: "5" > /proc/self/clear_refs).
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
+// BenchmarkFullSync: the author (this process) serves n entries to a fresh
+// receiver running in a child process (this test binary re-run as
+// TestFullSyncReceiver), so the reported RSS is the receiving instance's
+// alone: VmHWM (reset when its Node starts) and the peaks of RssAnon,
+// RssFile and the Go heap sampled every 20 ms. The author's own peaks during
+// the sync are reported with an "author_" prefix (this process also holds
+// the benchmark itself).
 func BenchmarkFullSync(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			k := newKey(b)
 			a := newInst(b, "a", k, k)
 			fillAuthor(b, a, n)
-			var peak int64
+			var recv rssPeaks
+			var rate float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				kb := newKey(b)
-				r := newInst(b, "b", kb, kb)
-				w := watchStored(r, a.self())
-				w.want.Store(uint64(n))
-				ha, hr := newHost(b, a, r.id), newHost(b, r, a.id)
+				rid, err := transport.PeerIDFromPublicKey(kb.Public().(ed25519.PublicKey))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ha := newHost(b, a, rid)
 				a.start(ha, benchOpts())
 				resetPeakRSS()
-				stopSampling := sampleRSS(b)
+				stopSampling := sampleRSS()
 				b.StartTimer()
-				t0 := time.Now()
-				r.start(hr, benchOpts(), crowsync.Peer{ID: a.id, Addrs: ha.Addrs()})
-				<-w.reached
-				el := time.Since(t0)
+				res := runReceiver(b, kb, k, ha.Addrs(), n)
 				b.StopTimer()
-				peak = max(peak, vmStatus("VmHWM"))
-				stopSampling()
-				b.ReportMetric(float64(n)/el.Seconds(), "entries/s")
-				if r.length(a.self()) != uint64(n) {
-					b.Fatalf("replica holds %d", r.length(a.self()))
-				}
-				r.close()
+				auth := stopSampling()
 				a.stop()
+				recv = recv.max(res.peaks)
+				rate += float64(n) / res.elapsed.Seconds()
+				b.ReportMetric(float64(auth.anon)/1024, "author_anon_MB")
+				b.ReportMetric(float64(auth.file)/1024, "author_file_MB")
 				b.StartTimer()
 			}
-			b.ReportMetric(float64(peak)/1024, "peakRSS_MB")
+			b.ReportMetric(rate/float64(b.N), "entries/s")
+			b.ReportMetric(float64(recv.hwm)/1024, "peakRSS_MB")
+			b.ReportMetric(float64(recv.anon)/1024, "peakAnon_MB")
+			b.ReportMetric(float64(recv.file)/1024, "peakFile_MB")
+			b.ReportMetric(float64(recv.heap)/1024, "peakHeap_MB")
 		})
 	}
+}
+
+type receiverResult struct {
+	elapsed time.Duration
+	peaks   rssPeaks
+}
+
+// runReceiver runs TestFullSyncReceiver in a child process: a fresh instance
+// with key kb syncing author's feed (n entries) from addrs.
+func runReceiver(b *testing.B, kb, author ed25519.PrivateKey, addrs []string, n int) receiverResult {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFullSyncReceiver$", "-test.count", "1")
+	cmd.Env = append(os.Environ(),
+		"CROW_BENCH_RECEIVER="+hex.EncodeToString(kb),
+		"CROW_BENCH_AUTHOR="+hex.EncodeToString(author.Public().(ed25519.PublicKey)),
+		"CROW_BENCH_ADDRS="+strings.Join(addrs, ","),
+		"CROW_BENCH_N="+strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("receiver: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		var r receiverResult
+		var ns int64
+		if _, err := fmt.Sscanf(l, "CROW_RECEIVER %d %d %d %d %d", &ns, &r.peaks.hwm, &r.peaks.anon, &r.peaks.file, &r.peaks.heap); err == nil {
+			r.elapsed = time.Duration(ns)
+			return r
+		}
+	}
+	b.Fatalf("receiver printed no result:\n%s", out)
+	return receiverResult{}
+}
+
+// TestFullSyncReceiver is the receiving side of BenchmarkFullSync; it runs
+// only in the child process the benchmark starts.
+func TestFullSyncReceiver(t *testing.T) {
+	keyHex := os.Getenv("CROW_BENCH_RECEIVER")
+	if keyHex == "" {
+		t.Skip("runs only as BenchmarkFullSync's child process")
+	}
+	kb, err := hex.DecodeString(keyHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apub, err := hex.DecodeString(os.Getenv("CROW_BENCH_AUTHOR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aid, err := transport.PeerIDFromPublicKey(ed25519.PublicKey(apub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(os.Getenv("CROW_BENCH_N"))
+	var akey feed.PublicKey
+	copy(akey[:], apub)
+	r := newInst(t, "b", kb, kb)
+	w := watchStored(r, akey)
+	w.want.Store(uint64(n))
+	hr := newHost(t, r, aid)
+	runtime.GC()
+	resetPeakRSS()
+	stopSampling := sampleRSS()
+	t0 := time.Now()
+	r.start(hr, benchOpts(), crowsync.Peer{ID: aid, Addrs: strings.Split(os.Getenv("CROW_BENCH_ADDRS"), ",")})
+	<-w.reached
+	el := time.Since(t0)
+	p := stopSampling()
+	p.hwm = vmStatus("VmHWM")
+	if got := r.length(akey); got != uint64(n) {
+		t.Fatalf("replica holds %d", got)
+	}
+	fmt.Printf("CROW_RECEIVER %d %d %d %d %d\n", el.Nanoseconds(), p.hwm, p.anon, p.file, p.heap)
+	r.close()
 }
 
 // connectedPair returns an author and a replica connected over libp2p and
@@ -195,21 +281,28 @@ func BenchmarkReconnectCatchUp(b *testing.B) {
 
 func addrsOf(in *inst) []string { return in.tr.(interface{ Addrs() []string }).Addrs() }
 
-// sampleRSS samples the anonymous and file-backed resident memory every
-// 20 ms and reports their peaks when stopped.
-func sampleRSS(b *testing.B) (stop func()) {
+// rssPeaks are peaks of resident memory in KiB.
+type rssPeaks struct{ hwm, anon, file, heap int64 }
+
+func (p rssPeaks) max(q rssPeaks) rssPeaks {
+	return rssPeaks{max(p.hwm, q.hwm), max(p.anon, q.anon), max(p.file, q.file), max(p.heap, q.heap)}
+}
+
+// sampleRSS samples this process's anonymous and file-backed resident
+// memory and Go heap in use every 20 ms until stopped, and returns the peaks.
+func sampleRSS() (stop func() rssPeaks) {
 	done := make(chan struct{})
-	out := make(chan [3]int64)
+	out := make(chan rssPeaks)
 	go func() {
-		var m [3]int64
+		var m rssPeaks
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			m[0] = max(m[0], vmStatus("RssAnon"))
-			m[1] = max(m[1], vmStatus("RssFile"))
-			m[2] = max(m[2], int64(ms.HeapInuse/1024))
+			m.anon = max(m.anon, vmStatus("RssAnon"))
+			m.file = max(m.file, vmStatus("RssFile"))
+			m.heap = max(m.heap, int64(ms.HeapInuse/1024))
 			select {
 			case <-done:
 				out <- m
@@ -218,11 +311,8 @@ func sampleRSS(b *testing.B) (stop func()) {
 			}
 		}
 	}()
-	return func() {
+	return func() rssPeaks {
 		close(done)
-		m := <-out
-		b.ReportMetric(float64(m[0])/1024, "peakAnon_MB")
-		b.ReportMetric(float64(m[1])/1024, "peakFile_MB")
-		b.ReportMetric(float64(m[2])/1024, "peakHeap_MB")
+		return <-out
 	}
 }
