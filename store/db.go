@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type Options struct {
 	MemTableSize int64
 	// InMemory runs badger without disk, for tests that do not need durability.
 	InMemory bool
+	// MappedBudget bounds how far this process's resident file-backed memory may grow
+	// (default 32 MiB) before Open's trimmer reclaims the pages of badger's memory-mapped
+	// files (see trimMapped). Negative disables the trimmer.
+	MappedBudget int64
 }
 
 // DB is the badger database of one instance. It is safe for concurrent use.
@@ -38,11 +43,21 @@ type DB struct {
 	queueHead uint64
 	// queueCh is closed (and replaced) when queueHead advances.
 	queueCh chan struct{}
+
+	trimStop chan struct{} // closed by Close to stop trimMapped
+	trimDone chan struct{} // closed when trimMapped returned (nil: not running)
 }
 
 // Open opens (creating if needed) the badger database in dir, tuned for a small footprint:
 // 16 MiB memtables, small caches, two compactors, values over 4 KiB in the value log, and
 // SyncWrites so every commit is fsynced.
+//
+// Badger reads and writes its tables, value log and memtable logs through mmap, so
+// every page it touched stays in the process's RSS (as file-backed pages) while the file
+// lives: a bulk sync of 1M feed entries would otherwise leave ~350 MB resident. On
+// Linux, Open starts a trimmer that reclaims those pages whenever RssFile has grown by
+// opts.MappedBudget since the last trim (checked every 100 ms); they are read back from
+// disk if needed again. Durability is unaffected: writes and fsyncs are badger's own.
 func Open(dir string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -52,6 +67,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if opts.MemTableSize == 0 {
 		opts.MemTableSize = 16 << 20
+	}
+	if opts.MappedBudget == 0 {
+		opts.MappedBudget = 32 << 20
 	}
 	bo := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
@@ -81,7 +99,46 @@ func Open(dir string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if !opts.InMemory && opts.MappedBudget > 0 && mappedTrimSupported {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			bdb.Close()
+			return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
+		}
+		db.trimStop, db.trimDone = make(chan struct{}), make(chan struct{})
+		go db.trimMapped(abs, opts.MappedBudget>>10)
+	}
 	return db, nil
+}
+
+// trimInterval is how often trimMapped checks the resident file-backed memory.
+const trimInterval = 100 * time.Millisecond
+
+// trimMapped runs until Close: every trimInterval it reads RssFile and, once it has
+// grown by budgetKB since the last trim, reclaims the resident pages of badger's mapped
+// files in dir (pageOutMapped). It stops for good if the kernel cannot do it.
+func (db *DB) trimMapped(dir string, budgetKB int64) {
+	defer close(db.trimDone)
+	t := time.NewTicker(trimInterval)
+	defer t.Stop()
+	base := residentFileKB()
+	for {
+		select {
+		case <-db.trimStop:
+			return
+		case <-t.C:
+		}
+		rss := residentFileKB()
+		if rss-base < budgetKB {
+			base = min(base, rss)
+			continue
+		}
+		if err := pageOutMapped(dir); err != nil {
+			db.log.Warn("store: not trimming badger's mapped files", "err", err)
+			return
+		}
+		base = residentFileKB()
+	}
 }
 
 func (db *DB) init() error {
@@ -109,6 +166,11 @@ func (db *DB) init() error {
 
 // Close closes the database. Callers stop the Writer and other users first.
 func (db *DB) Close() error {
+	if db.trimDone != nil {
+		close(db.trimStop)
+		<-db.trimDone
+		db.trimDone = nil
+	}
 	if err := db.bdb.Close(); err != nil {
 		return fmt.Errorf("closing badger: %w", err)
 	}
