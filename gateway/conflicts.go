@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
@@ -25,14 +24,7 @@ func (s *Server) handleConflictsList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "row_id needs table")
 		return
 	}
-	if v := q.Get("unresolved"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "unresolved must be true or false")
-			return
-		}
-		f.Unresolved = b
-	}
+	f.Unresolved = queryBool(q, "unresolved")
 	list, err := s.cfg.Conflicts.List(f)
 	if err != nil {
 		s.writeDomainError(w, r, err)
@@ -71,7 +63,19 @@ func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request) {
 			unread++
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"notifications": list, "unread": unread})
+	writeJSON(w, http.StatusOK, notificationsResponse{Notifications: list, Unread: unread})
+}
+
+// notificationsResponse is the answer of GET /v1/notifications.
+type notificationsResponse struct {
+	Notifications []conflicts.Notification `json:"notifications"`
+	Unread        int                      `json:"unread"`
+}
+
+// readResponse is the answer of POST /v1/notifications/{id}/read.
+type readResponse struct {
+	ID   string `json:"id"`
+	Read bool   `json:"read"`
 }
 
 func (s *Server) handleNotificationRead(w http.ResponseWriter, r *http.Request) {
@@ -82,5 +86,5 @@ func (s *Server) handleNotificationRead(w http.ResponseWriter, r *http.Request) 
 		s.writeDomainError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "read": true})
+	writeJSON(w, http.StatusOK, readResponse{ID: r.PathValue("id"), Read: true})
 }

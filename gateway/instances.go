@@ -41,7 +41,7 @@ func (s *Server) handleInstancesList(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []registry.Instance{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"self": s.cfg.Self.InstanceID, "instances": list})
+	writeJSON(w, http.StatusOK, instancesResponse{Self: s.cfg.Self.InstanceID, Instances: list})
 }
 
 // registerRequest is the body of POST /v1/instances.

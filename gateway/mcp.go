@@ -48,27 +48,33 @@ type mcpTool struct {
 	call func(ctx context.Context, args json.RawMessage) (any, error)
 }
 
-// mountMCP adds /mcp and /router/mcp to mux. The router has no RemoteCaller
-// yet: until federation plugs one in, it answers calls for other instances
-// with a tool error.
-func (s *Server) mountMCP(mux *http.ServeMux) {
+// mcpRoutes returns the routes of /mcp and /router/mcp: every method, behind
+// the browser guard and the owner key, bodies capped at MaxMCPBodyBytes. The
+// router has no RemoteCaller yet: until federation plugs one in, it answers
+// calls for other instances with a tool error.
+func (s *Server) mcpRoutes() []route {
 	tools := s.mcpTools()
-	local := s.newMCPServer(tools)
-	router := s.newMCPServer(s.routedTools(tools, nil))
-	mux.Handle(MCPPath, s.browserGuard(s.requireOwner(limitBody(local))))
-	mux.Handle(RouterMCPPath, s.browserGuard(s.requireOwner(limitBody(router))))
+	local := s.newMCPServer("mcp", tools)
+	router := s.newMCPServer("router", s.routedTools(tools, nil))
+	return []route{
+		{path: MCPPath, access: ownerOnly, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
+			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP server (streamable HTTP): this instance's tools"}},
+		{path: RouterMCPPath, access: ownerOnly, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: router,
+			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP router (streamable HTTP): the same tools, each taking the instance_id to run on"}},
+	}
 }
 
 // MaxMCPBodyBytes bounds an MCP request body (mcp-go reads it whole). A memory's
 // content is at most 64 KiB, which JSON escaping can grow up to six-fold.
 const MaxMCPBodyBytes = 1 << 20
 
-// limitBody caps the request body at MaxMCPBodyBytes; mcp-go answers a longer
-// one with a JSON-RPC parse error.
-func limitBody(next http.Handler) http.Handler {
+// limitBody caps the request body at n bytes (every route has a cap; see
+// route.maxBody). decodeJSON reports a longer REST body as a 400; mcp-go
+// answers a longer one with a JSON-RPC parse error.
+func limitBody(n int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxMCPBodyBytes)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, n)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -81,8 +87,9 @@ Store durable facts, decisions and preferences with crow_store_memory; find them
 crow_get_memory, crow_update_memory and crow_delete_memory. crow_list_instances shows the machines;
 crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.`
 
-// newMCPServer returns a streamable-HTTP MCP server serving tools.
-func (s *Server) newMCPServer(tools []mcpTool) *server.StreamableHTTPServer {
+// newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
+// labels its tool-call metrics.
+func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.StreamableHTTPServer {
 	ms := server.NewMCPServer("crow", s.cfg.Self.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(mcpInstructions),
@@ -90,7 +97,7 @@ func (s *Server) newMCPServer(tools []mcpTool) *server.StreamableHTTPServer {
 		server.WithRecovery(),
 	)
 	for _, t := range tools {
-		ms.AddTool(t.tool, s.toolHandler(t))
+		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.toolHandler(t)))
 	}
 	return server.NewStreamableHTTPServer(ms,
 		server.WithStreamableHTTPLogger(s.log.With("endpoint", "mcp")),

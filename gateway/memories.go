@@ -73,7 +73,7 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeDomainError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	writeJSON(w, http.StatusOK, deleteResponse{ID: id, Deleted: true})
 }
 
 // parseFilter reads the shared list/search filters from the query string.

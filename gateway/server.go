@@ -4,6 +4,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -61,6 +62,10 @@ type Config struct {
 	Conflicts *conflicts.Store
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
+	// RotateAPIKey writes a new owner API key to the data directory and
+	// returns it (home.Home.RotateAPIKey); POST /v1/apikey/rotate calls it,
+	// then makes Keys accept only the new key.
+	RotateAPIKey func() (string, error)
 }
 
 // Server is the HTTP gateway.
@@ -68,8 +73,49 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	keys    *KeyChecker
+	mux     *http.ServeMux
 	handler http.Handler
 	metrics *httpMetrics
+	// routes is the route table: every pattern the mux serves but the
+	// catch-all, each registered once by New. /v1/openapi.json is built from
+	// it and the tests walk it.
+	routes  []route
+	openapi []byte // the OpenAPI document, built once by New
+}
+
+// access says who may call a route.
+type access int
+
+const (
+	ownerOnly access = iota // the owner API key is required
+	public                  // anyone who can reach the gateway
+)
+
+// route is one entry of the route table: how the mux registers it and what
+// /v1/openapi.json says about it.
+type route struct {
+	method string // "" for every method (the MCP endpoints)
+	path   string // the ServeMux path, with {wildcards}
+	access access
+	// guard puts the endpoint behind browserGuard (the endpoints meant for
+	// local programs, reached by AI clients: MCP).
+	guard bool
+	// maxBody caps the request body (MaxBodyBytes when 0).
+	maxBody int64
+	// query lists the accepted query parameters; any other is refused with a
+	// 400, and so is a value of the wrong type. anyQuery skips the check.
+	query    []param
+	anyQuery bool
+	h        http.Handler
+	doc      routeDoc
+}
+
+// pattern is the route's ServeMux pattern.
+func (rt route) pattern() string {
+	if rt.method == "" {
+		return rt.path
+	}
+	return rt.method + " " + rt.path
 }
 
 // New builds the gateway's routes.
@@ -80,44 +126,110 @@ func New(cfg Config) *Server {
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "gateway"), keys: cfg.Keys}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "gateway"), keys: cfg.Keys, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Metrics)
+	s.registerCollectors(cfg.Metrics)
 
-	mux := http.NewServeMux()
-	owner := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.requireOwner(h)) }
-
-	mux.HandleFunc("GET /health", s.handleHealth)
-	mux.Handle("GET /metrics", s.requireOwner(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
-
-	owner("POST /v1/memory", s.handleMemoryCreate)
-	owner("GET /v1/memory/{id}", s.handleMemoryGet)
-	owner("PATCH /v1/memory/{id}", s.handleMemoryPatch)
-	owner("DELETE /v1/memory/{id}", s.handleMemoryDelete)
-	owner("GET /v1/memories/list", s.handleMemoryList)
-	owner("GET /v1/memories/search", s.handleMemorySearch)
-
-	owner("GET /v1/instances", s.handleInstancesList)
-	owner("POST /v1/instances", s.handleInstancesRegister)
-	owner("DELETE /v1/instances/{id}", s.handleInstancesRevoke)
-	mux.HandleFunc("POST "+registry.AnnouncePath, s.handleInstancesAnnounce)
-	owner("GET /v1/sync/status", s.handleSyncStatus)
-	owner("GET /v1/sync/conflicts", s.handleConflictsList)
-	owner("GET /v1/sync/conflicts/{id}", s.handleConflictGet)
-	owner("GET /v1/notifications", s.handleNotifications)
-	owner("POST /v1/notifications/{id}/read", s.handleNotificationRead)
-	owner("GET /v1/tables/{table}/rows/{row_id}", s.handleRowGet)
-	owner("PUT /v1/tables/{table}/rows/{row_id}", s.handleRowPut)
-	owner("DELETE /v1/tables/{table}/rows/{row_id}", s.handleRowDelete)
-	owner("POST /v1/sync/pause", s.handleSyncPause(true))
-	owner("POST /v1/sync/resume", s.handleSyncPause(false))
-
-	s.mountMCP(mux)
-
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
-	})
-	s.handler = s.observe(mux)
+	s.routes = s.routeTable()
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.pattern(), s.wrap(rt))
+	}
+	s.mux.HandleFunc("/", s.handleUnmatched)
+	s.openapi = s.buildOpenAPI()
+	s.handler = s.observe(s.mux)
 	return s
+}
+
+// routeTable is every route of the gateway. Paths and bodies are described
+// next to the handler so the OpenAPI document cannot drift from the mux.
+func (s *Server) routeTable() []route {
+	owner := func(method, path string, h http.HandlerFunc, doc routeDoc, query ...param) route {
+		return route{method: method, path: path, access: ownerOnly, h: h, doc: doc, query: query}
+	}
+	memFilters := []param{pProject, pCategory, pMinImportance, pTags, pLimit}
+	rs := []route{
+		{method: "GET", path: "/health", access: public, h: http.HandlerFunc(s.handleHealth), query: []param{pChallenge},
+			doc: routeDoc{tag: "instance", summary: "This instance's identity; with ?challenge=HEX a signature proving it holds the instance key", resp: healthResponse{}}},
+		{method: "GET", path: "/metrics", access: ownerOnly, h: promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}), anyQuery: true,
+			doc: routeDoc{tag: "operations", summary: "Prometheus metrics (text exposition format)", text: true}},
+		{method: "GET", path: OpenAPIPath, access: public, h: http.HandlerFunc(s.handleOpenAPI),
+			doc: routeDoc{tag: "operations", summary: "This OpenAPI 3.1 document", resp: map[string]any{}}},
+
+		owner("POST", "/v1/memory", s.handleMemoryCreate, routeDoc{tag: "memories", summary: "Store a memory", body: memory.CreateInput{}, resp: memory.Memory{}, status: http.StatusCreated}),
+		owner("GET", "/v1/memory/{id}", s.handleMemoryGet, routeDoc{tag: "memories", summary: "Read a memory", resp: memory.Memory{}}),
+		owner("PATCH", "/v1/memory/{id}", s.handleMemoryPatch, routeDoc{tag: "memories", summary: "Change fields of a memory (absent fields are kept)", body: memory.PatchInput{}, resp: memory.Memory{}}),
+		owner("DELETE", "/v1/memory/{id}", s.handleMemoryDelete, routeDoc{tag: "memories", summary: "Delete a memory", resp: deleteResponse{}}),
+		owner("GET", "/v1/memories/list", s.handleMemoryList, routeDoc{tag: "memories", summary: "List memories, newest first, a page at a time", resp: memory.Page{}},
+			append(memFilters, pCursor, pOrder)...),
+		owner("GET", "/v1/memories/search", s.handleMemorySearch, routeDoc{tag: "memories", summary: "Full-text search of memories, best first", resp: searchResponse{}},
+			append([]param{pQ, pInstances}, memFilters...)...),
+
+		owner("GET", "/v1/instances", s.handleInstancesList, routeDoc{tag: "instances", summary: "The registered instances (machines) of this identity", resp: instancesResponse{}}),
+		owner("POST", "/v1/instances", s.handleInstancesRegister, routeDoc{tag: "instances", summary: "Register a peer by its gateway URL (it registers this instance back)", body: registerRequest{}, resp: registerResponse{}, status: http.StatusCreated}),
+		owner("DELETE", "/v1/instances/{id}", s.handleInstancesRevoke, routeDoc{tag: "instances", summary: "Revoke an instance", resp: registry.Instance{}}),
+		{method: "POST", path: registry.AnnouncePath, access: public, h: http.HandlerFunc(s.handleInstancesAnnounce),
+			doc: routeDoc{tag: "instances", summary: "A peer of this identity asks to be registered back (signed announcement)", body: registry.Announcement{}, resp: registry.Instance{}, status: http.StatusCreated}},
+
+		owner("GET", "/v1/sync/status", s.handleSyncStatus, routeDoc{tag: "sync", summary: "Replication state: feeds held here, peers and their lag", resp: syncStatusResponse{}}),
+		owner("POST", "/v1/sync/pause", s.handleSyncPause(true), routeDoc{tag: "sync", summary: "Pause replication (until resumed or restarted)", resp: pausedResponse{}}),
+		owner("POST", "/v1/sync/resume", s.handleSyncPause(false), routeDoc{tag: "sync", summary: "Resume replication", resp: pausedResponse{}}),
+		owner("GET", "/v1/sync/conflicts", s.handleConflictsList, routeDoc{tag: "sync", summary: "Sync conflict records, newest first", resp: conflictsResponse{}},
+			pTable, pRowID, pUnresolved),
+		owner("GET", "/v1/sync/conflicts/{id}", s.handleConflictGet, routeDoc{tag: "sync", summary: "One sync conflict record", resp: conflicts.Conflict{}}),
+		owner("GET", "/v1/notifications", s.handleNotifications, routeDoc{tag: "sync", summary: "Notifications, newest first", resp: notificationsResponse{}}),
+		owner("POST", "/v1/notifications/{id}/read", s.handleNotificationRead, routeDoc{tag: "sync", summary: "Mark a notification read", resp: readResponse{}}),
+
+		owner("GET", "/v1/tables/{table}/rows", s.handleRowList, routeDoc{tag: "tables", summary: "Rows of a synced table in row id order, a page at a time", resp: rowsResponse{}},
+			pCursor, pLimit, pDeleted, pRowOrder),
+		owner("GET", "/v1/tables/{table}/rows/{row_id}", s.handleRowGet, routeDoc{tag: "tables", summary: "One row (envelope) of a synced table", resp: store.Row{}}, pDeleted),
+		owner("PUT", "/v1/tables/{table}/rows/{row_id}", s.handleRowPut, routeDoc{tag: "tables", summary: "Insert or replace a row of a generic table (notes, settings, contacts, sources, blog_posts, crow_context)", body: rowData{}, resp: store.Row{}}),
+		owner("DELETE", "/v1/tables/{table}/rows/{row_id}", s.handleRowDelete, routeDoc{tag: "tables", summary: "Delete a row of a generic table (leaves a tombstone)", resp: rowDeletedResponse{}}),
+
+		owner("POST", "/v1/apikey/rotate", s.handleAPIKeyRotate, routeDoc{tag: "operations", summary: "Replace the owner API key; the old one stops working at once", resp: rotateResponse{}}),
+	}
+	return append(rs, s.mcpRoutes()...)
+}
+
+// wrap applies a route's policies around its handler: browser guard, owner
+// key, body cap, query validation, in that order.
+func (s *Server) wrap(rt route) http.Handler {
+	h := rt.h
+	if !rt.anyQuery {
+		h = checkQuery(rt.query, h)
+	}
+	h = limitBody(cmp.Or(rt.maxBody, MaxBodyBytes), h)
+	if rt.access == ownerOnly {
+		h = s.requireOwner(h)
+	}
+	if rt.guard {
+		h = s.browserGuard(h)
+	}
+	return h
+}
+
+// handleUnmatched answers what no route matched: 405 with an Allow header
+// when the path exists for other methods, else 404; both as JSON errors
+// (ServeMux's own answers are plain text).
+func (s *Server) handleUnmatched(w http.ResponseWriter, r *http.Request) {
+	if allow := s.allowedMethods(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, ", "))
+		return
+	}
+	writeError(w, http.StatusNotFound, "no such endpoint: %s %s (GET %s lists them)", r.Method, r.URL.Path, OpenAPIPath)
+}
+
+// allowedMethods lists the methods a route serves for r's path.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" && p != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // Handler returns the gateway's root handler (for tests and embedding).
@@ -130,6 +242,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)
@@ -200,7 +313,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			rec.status = http.StatusOK
 		}
 		route := r.Pattern
-		if route == "" {
+		if route == "" || route == "/" {
 			route = "unmatched"
 		}
 		d := time.Since(start)
@@ -214,28 +327,4 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method,
 			"path", r.URL.Path, "status", rec.status, "duration", d)
 	})
-}
-
-type httpMetrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-}
-
-func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crow_http_requests_total", Help: "HTTP requests by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "crow_http_request_duration_seconds", Help: "HTTP request latency by route.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
-		}, []string{"route"}),
-	}
-	reg.MustRegister(m.requests, m.latency)
-	return m
-}
-
-func (m *httpMetrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
 }

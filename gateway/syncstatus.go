@@ -129,6 +129,11 @@ type syncFeeds interface {
 func (s *Server) handleSyncPause(pause bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.cfg.SyncPause(pause)
-		writeJSON(w, http.StatusOK, map[string]bool{"paused": pause})
+		writeJSON(w, http.StatusOK, pausedResponse{Paused: pause})
 	}
+}
+
+// pausedResponse is the answer of POST /v1/sync/pause and /v1/sync/resume.
+type pausedResponse struct {
+	Paused bool `json:"paused"`
 }

@@ -31,13 +31,57 @@ func tableOf(w http.ResponseWriter, r *http.Request, write bool) (string, bool) 
 	return t, true
 }
 
+// rowData is the body of PUT /v1/tables/{table}/rows/{row_id}: the row's
+// data, a JSON object.
+type rowData map[string]json.RawMessage
+
+// rowsResponse is the answer of GET /v1/tables/{table}/rows.
+type rowsResponse struct {
+	Rows []store.Row `json:"rows"`
+	// NextCursor fetches the next page; "" when this is the last.
+	NextCursor string `json:"next_cursor"`
+}
+
+// rowDeletedResponse is the answer of DELETE /v1/tables/{table}/rows/{row_id}.
+type rowDeletedResponse struct {
+	Table   string `json:"table"`
+	RowID   string `json:"row_id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// handleRowList pages through a synced table in row id order (?order=desc
+// reverses it); tombstones only with ?deleted=true.
+func (s *Server) handleRowList(w http.ResponseWriter, r *http.Request) {
+	t, ok := tableOf(w, r, false)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		return
+	}
+	rows, next, err := s.cfg.DB.List(t, store.ListOptions{
+		After: q.Get("cursor"), Limit: limit, IncludeDeleted: queryBool(q, "deleted"), Reverse: q.Get("order") == "desc",
+	})
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	if rows == nil {
+		rows = []store.Row{}
+	}
+	writeJSON(w, http.StatusOK, rowsResponse{Rows: rows, NextCursor: next})
+}
+
 func (s *Server) handleRowGet(w http.ResponseWriter, r *http.Request) {
 	t, ok := tableOf(w, r, false)
 	if !ok {
 		return
 	}
 	row, err := s.cfg.DB.Get(t, r.PathValue("row_id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && row.Deleted && r.URL.Query().Get("deleted") != "true") {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && row.Deleted && !queryBool(r.URL.Query(), "deleted")) {
 		writeError(w, http.StatusNotFound, "no row %s in %s", r.PathValue("row_id"), t)
 		return
 	} else if err != nil {
@@ -52,7 +96,7 @@ func (s *Server) handleRowPut(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var data map[string]json.RawMessage
+	var data rowData
 	if err := decodeJSON(w, r, &data); err != nil {
 		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return
@@ -87,6 +131,6 @@ func (s *Server) handleRowDelete(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.writeDomainError(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"table": t, "row_id": r.PathValue("row_id"), "deleted": true})
+		writeJSON(w, http.StatusOK, rowDeletedResponse{Table: t, RowID: r.PathValue("row_id"), Deleted: true})
 	}
 }

@@ -30,7 +30,7 @@ func newClient(g *globals) (*client, error) {
 	dir := home.Resolve(g.home)
 	addr, err := os.ReadFile(filepath.Join(dir, "gateway.addr"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no daemon is running for %s (no gateway.addr): start it with 'crow serve'", dir)
+		return nil, fmt.Errorf("%w for %s (no gateway.addr): start it with 'crow serve'", errNoDaemon, dir)
 	} else if err != nil {
 		return nil, fmt.Errorf("reading gateway address: %w", err)
 	}
@@ -44,6 +44,10 @@ func newClient(g *globals) (*client, error) {
 	}
 	return &client{base: base, key: strings.TrimSpace(string(key)), http: &http.Client{Timeout: 60 * time.Second}}, nil
 }
+
+// errNoDaemon is returned by newClient when no daemon runs for the data
+// directory (it has no gateway.addr).
+var errNoDaemon = errors.New("no daemon is running")
 
 // apiError is an error answer of the daemon.
 type apiError struct {

@@ -1,0 +1,215 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// OpenAPIPath serves the gateway's OpenAPI 3.1 document. It is public: it
+// describes the API, not the owner's data, and clients read it before they
+// hold a key.
+const OpenAPIPath = "/v1/openapi.json"
+
+// routeDoc is what the OpenAPI document says about a route beyond its path,
+// method, access and query parameters.
+type routeDoc struct {
+	tag     string
+	summary string
+	body    any  // the request body: a zero value of the type decoded (nil: none)
+	resp    any  // the success body: a zero value of the type encoded
+	status  int  // the success status (200 when 0)
+	text    bool // the answer is text (Prometheus exposition format)
+	mcp     bool // an MCP streamable-HTTP endpoint (JSON-RPC 2.0)
+}
+
+// methods are the methods a route is documented under: its own, or for the
+// method-less MCP endpoints those of the streamable-HTTP transport.
+func (rt route) methods() []string {
+	if rt.method == "" {
+		return []string{http.MethodPost, http.MethodGet, http.MethodDelete}
+	}
+	return []string{rt.method}
+}
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(s.openapi)
+}
+
+var pathParam = regexp.MustCompile(`\{([a-zA-Z_]+)\}`)
+
+// buildOpenAPI writes the document from the route table.
+func (s *Server) buildOpenAPI() []byte {
+	g := newSchemaGen()
+	errSchema := g.schemaOf(errorBody{})
+	errResp := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
+	}
+	paths := map[string]map[string]any{}
+	for _, rt := range s.routes {
+		item := paths[rt.path]
+		if item == nil {
+			item = map[string]any{}
+			paths[rt.path] = item
+		}
+		var pathParams []any
+		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
+			pathParams = append(pathParams, map[string]any{
+				"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"},
+			})
+		}
+		if pathParams != nil {
+			item["parameters"] = pathParams
+		}
+		for _, m := range rt.methods() {
+			op := map[string]any{
+				"operationId": operationID(m, rt.path),
+				"summary":     rt.doc.summary,
+				"tags":        []string{rt.doc.tag},
+			}
+			if rt.access == public {
+				op["security"] = []any{} // no key needed
+			}
+			var params []any
+			for _, p := range rt.query {
+				params = append(params, queryParamDoc(p))
+			}
+			if params != nil {
+				op["parameters"] = params
+			}
+			responses := map[string]any{
+				"4XX":     errResp("The request is wrong (bad body or query, unknown id, method not allowed); the error says what"),
+				"default": errResp("Internal error; the message carries the request id the daemon's log names"),
+			}
+			if rt.access == ownerOnly {
+				responses["401"] = errResp("Missing or wrong owner API key")
+			}
+			switch {
+			case rt.doc.mcp:
+				mcpOperation(op, responses, m)
+			case rt.doc.text:
+				responses["200"] = map[string]any{"description": "OK", "content": map[string]any{
+					"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			default:
+				status := rt.doc.status
+				if status == 0 {
+					status = http.StatusOK
+				}
+				responses[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status), "content": map[string]any{
+					"application/json": map[string]any{"schema": g.schemaOf(rt.doc.resp)}}}
+				if rt.doc.body != nil {
+					op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+						"application/json": map[string]any{"schema": g.schemaOf(rt.doc.body)}}}
+				}
+			}
+			op["responses"] = responses
+			item[strings.ToLower(m)] = op
+		}
+	}
+	doc := map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"info": map[string]any{
+			"title":   "crow gateway",
+			"version": s.cfg.Self.Version,
+			"description": "The HTTP API of one crow instance: REST under /v1, MCP over streamable HTTP at /mcp and /router/mcp, " +
+				"health and Prometheus metrics. Every route needs the owner API key ($CROW_HOME/api-key) as " +
+				"`Authorization: Bearer KEY` or `x-api-key: KEY` unless its security list is empty. Errors are " +
+				"`{\"error\": \"…\"}`. Request bodies are capped (256 KiB REST, 1 MiB MCP); unknown query parameters and " +
+				"unknown body fields are refused with 400.",
+		},
+		"servers":  []any{map[string]any{"url": "http://127.0.0.1:3001", "description": "the default listen address"}},
+		"security": []any{map[string]any{"bearer": []any{}}, map[string]any{"apiKey": []any{}}},
+		"paths":    paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{
+				"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "the owner API key"},
+				"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "x-api-key", "description": "the owner API key"},
+			},
+			"schemas": g.defs,
+		},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic("gateway: encoding the OpenAPI document: " + err.Error()) // only maps, slices and strings: cannot fail
+	}
+	return b
+}
+
+// queryParamDoc is the OpenAPI parameter object of p.
+func queryParamDoc(p param) map[string]any {
+	sch := map[string]any{"type": p.kind}
+	if p.kind == "integer" {
+		sch["minimum"], sch["maximum"] = p.min, p.max
+	}
+	if p.enum != nil {
+		sch["enum"] = p.enum
+	}
+	if p.multi {
+		sch = map[string]any{"type": "array", "items": sch}
+	}
+	d := map[string]any{"name": p.name, "in": "query", "schema": sch, "description": p.desc}
+	if p.required {
+		d["required"] = true
+	}
+	if p.multi {
+		d["style"], d["explode"] = "form", true
+	}
+	return d
+}
+
+// mcpOperation describes one method of the MCP streamable-HTTP transport.
+func mcpOperation(op, responses map[string]any, method string) {
+	rpc := map[string]any{
+		"type":     "object",
+		"required": []string{"jsonrpc"},
+		"properties": map[string]any{
+			"jsonrpc": map[string]any{"const": "2.0"},
+			"id":      map[string]any{"type": []string{"string", "integer"}},
+			"method":  map[string]any{"type": "string"},
+			"params":  map[string]any{"type": "object"},
+			"result":  map[string]any{"type": "object"},
+			"error":   map[string]any{"type": "object"},
+		},
+	}
+	sessionHeader := map[string]any{"name": "Mcp-Session-Id", "in": "header", "schema": map[string]any{"type": "string"},
+		"description": "the session id the initialize answer set"}
+	stream := map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}
+	switch method {
+	case http.MethodPost:
+		op["description"] = "A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …)."
+		op["parameters"] = []any{sessionHeader}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": rpc}}}
+		responses["200"] = map[string]any{"description": "The JSON-RPC answer (or an event stream of them)", "content": map[string]any{
+			"application/json": map[string]any{"schema": rpc}, "text/event-stream": stream["text/event-stream"]}}
+		responses["202"] = map[string]any{"description": "A notification or response was accepted"}
+	case http.MethodGet:
+		op["description"] = "Opens the server-to-client event stream of a session."
+		op["parameters"] = []any{sessionHeader}
+		responses["200"] = map[string]any{"description": "Server-sent events", "content": stream}
+	case http.MethodDelete:
+		op["description"] = "Ends a session."
+		op["parameters"] = []any{sessionHeader}
+		responses["200"] = map[string]any{"description": "The session is closed"}
+	}
+}
+
+// operationID names an operation after its method and path, e.g.
+// get_v1_memory_id.
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(path, "/") {
+		seg = strings.Trim(seg, "{}")
+		if seg == "" {
+			continue
+		}
+		b.WriteByte('_')
+		b.WriteString(strings.NewReplacer("-", "_", ".", "_").Replace(seg))
+	}
+	return b.String()
+}
