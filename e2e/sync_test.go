@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +113,15 @@ func TestThreeInstancesRegisterAndConverge(t *testing.T) {
 	}
 	if out := a.MustCLI("instance", "list"); !strings.Contains(out, "home") {
 		t.Fatalf("laptop's instance list lacks home:\n%s", out)
+	}
+	// The registry replicates: laptop learns of vps through home's feed, and
+	// the mirror file follows.
+	Eventually(t, syncTimeout, "laptop to learn of vps by replication", func() bool {
+		out, _, err := a.CLI("instance", "list")
+		return err == nil && strings.Contains(out, "vps")
+	})
+	if mirror, err := os.ReadFile(filepath.Join(a.Home, "instances.json")); err != nil || !strings.Contains(string(mirror), instanceID(b)) {
+		t.Fatalf("laptop's instances.json lacks vps: %v\n%s", err, mirror)
 	}
 
 	writeN(t, home, 5, "home")
