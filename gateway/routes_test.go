@@ -200,7 +200,7 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 		t.Fatalf("GET %s = %d", OpenAPIPath, w.Code)
 	}
 	var doc struct {
-		OpenAPI string                               `json:"openapi"`
+		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
