@@ -65,13 +65,33 @@ func batchBytes(b *Batch) (n int) {
 	return n + len(b.Nodes)*(entryKeyLen+nodeWireSize+16) + len(b.Fork) + stateSize
 }
 
-// stage writes b into txn, state last.
-func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch) error {
+// stage writes b into txn, state last. If signed is not nil, b.State is
+// being completed concurrently (its head signed): stage writes the records
+// first and waits for signed before it reads b.State. It always waits.
+func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch, signed <-chan struct{}) error {
 	get := func(k []byte) ([]byte, bool, error) { return badgerReader{txn}.get(k) }
-	if err := s.stageData(txn.Set, get, b); err != nil {
+	err := s.stageData(txn.Set, get, b)
+	if signed != nil {
+		<-signed
+	}
+	if err != nil {
 		return err
 	}
 	return s.stageState(txn, b)
+}
+
+// frameRecords returns recs framed as in Batch.Frames.
+func frameRecords(recs [][]byte) []byte {
+	n := 0
+	for _, r := range recs {
+		n += 4 + len(r)
+	}
+	out := make([]byte, 0, n)
+	for _, r := range recs {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(r)))
+		out = append(out, r...)
+	}
+	return out
 }
 
 // chunkPrefix returns the first n records of chunk value v (n ≤ stored).
@@ -95,8 +115,8 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 		end := b.Start + uint64(len(b.Records))
 		first, last := b.Start/chunkEntries, (end-1)/chunkEntries
 		// Records already in the first chunk, before b.Start, are kept.
-		var prefix []byte
-		if keep := int(b.Start % chunkEntries); keep > 0 {
+		prefix := b.Prior
+		if keep := int(b.Start % chunkEntries); keep > 0 && prefix == nil {
 			v, ok, err := get(indexKey('e', b.Key, first))
 			if err == nil && !ok {
 				err = ErrCorrupt
@@ -108,20 +128,18 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 				return fmt.Errorf("reading chunk %d of %s: %w", first, b.Key, err)
 			}
 		}
-		size := len(prefix)
-		for _, r := range b.Records {
-			size += 4 + len(r)
+		frames := b.Frames
+		if frames == nil {
+			frames = frameRecords(b.Records)
 		}
-		// One allocation for all values and one for all keys; badger keeps
-		// them until commit.
-		vals := make([]byte, 0, size)
-		keys := make([]byte, (last-first+1)*entryKeyLen)
+		// Chunk c holds the frames of the records [c*16, c*16+16); the
+		// first one keeps the stored records before b.Start. badger keeps
+		// the values until commit; frames is never modified.
 		proto := feedKey('e', b.Key)
-		vals = append(vals, prefix...)
-		from := 0
+		keys := make([]byte, (last-first+1)*entryKeyLen)
+		from, to := 0, 0
 		for j, rec := range b.Records {
-			vals = binary.BigEndian.AppendUint32(vals, uint32(len(rec)))
-			vals = append(vals, rec...)
+			to += 4 + len(rec)
 			i := b.Start + uint64(j)
 			if (i+1)%chunkEntries != 0 && i+1 != end {
 				continue
@@ -130,10 +148,14 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 			k := keys[(c-first)*entryKeyLen : (c-first+1)*entryKeyLen : (c-first+1)*entryKeyLen]
 			copy(k, proto)
 			binary.BigEndian.PutUint64(k[feedKeyLen:], c)
-			if err := set(k, vals[from:len(vals):len(vals)]); err != nil {
+			v := frames[from:to:to]
+			if c == first && len(prefix) > 0 {
+				v = append(append(make([]byte, 0, len(prefix)+len(v)), prefix...), v...)
+			}
+			if err := set(k, v); err != nil {
 				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, i, err)
 			}
-			from = len(vals)
+			from = to
 		}
 	}
 	for i := range b.Nodes {
@@ -165,12 +187,19 @@ func (s *BadgerStorage) stageState(txn *badger.Txn, b *Batch) error {
 // records and nodes through a badger WriteBatch (several transactions),
 // then the state in a final transaction; a crash in between leaves the old
 // state, which does not reach the new records.
-func (s *BadgerStorage) Write(b *Batch) error {
+func (s *BadgerStorage) Write(b *Batch) error { return s.write(b, nil) }
+
+// write is Write with b.State completed concurrently until signed is
+// closed (see stage); nil means it is complete.
+func (s *BadgerStorage) write(b *Batch, signed <-chan struct{}) error {
 	if batchBytes(b) <= s.splitBytes {
-		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b) })
+		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b, signed) })
 		if !errors.Is(err, badger.ErrTxnTooBig) {
 			return err
 		}
+	}
+	if signed != nil {
+		<-signed
 	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()

@@ -2,7 +2,9 @@ package feed
 
 import (
 	"crypto/ed25519"
+	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -20,6 +22,13 @@ type Log struct {
 	roots []Node  // guarded by mu: roots at head.Length
 	gen   uint64  // guarded by mu: bumped by every Stage and commit
 	w     *walker // guarded by mu
+
+	// tail is guarded by mu: the framed records of the committed entries
+	// [head.Length - head.Length%16, head.Length) (see Batch.Prior), or nil
+	// if not known (after OpenLog).
+	tail    []byte
+	leaves  [][HashSize]byte // guarded by mu: scratch of hashLeavesLocked
+	hashers []*hasher        // guarded by mu: hashLeavesLocked's helpers
 }
 
 // OpenLog opens the author feed of priv in st, loading what was stored
@@ -70,16 +79,19 @@ func (l *Log) Head() Head {
 	return l.head
 }
 
-// buildLocked hashes entries onto the current tree and signs the new head.
-// It changes nothing in l but scratch space; the returned roots are fresh.
-func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node, Head) {
+// buildLocked hashes entries onto the current tree and returns the batch
+// with its head not yet signed (b.State.Head; see signHead). It changes
+// nothing in l but scratch space; the returned roots are fresh. The records
+// are framed (Batch.Frames) in one allocation.
+func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	start := l.head.Length
 	size := 0
 	for j, e := range entries {
-		size += recordHeader(start+uint64(j)) + len(e)
+		size += 4 + recordHeader(start+uint64(j)) + len(e)
 	}
-	slab := make([]byte, size)
+	frames := make([]byte, size)
 	recs := make([][]byte, len(entries))
+	leaves := l.hashLeavesLocked(entries)
 	w := l.w
 	w.reset()
 	w.stack = append(w.stack, l.roots...)
@@ -87,20 +99,105 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node, Head) {
 	for j, e := range entries {
 		i := start + uint64(j)
 		// push cannot fail for leaves: sizes are real lengths.
-		_ = w.push(Node{Index: 2 * i, Size: uint64(len(e)), Hash: w.x.leaf(e)})
-		rec := slab[off : off+recordHeader(i)+len(e) : off+recordHeader(i)+len(e)]
+		_ = w.push(Node{Index: 2 * i, Size: uint64(len(e)), Hash: leaves[j]})
+		n := recordHeader(i) + len(e)
+		binary.BigEndian.PutUint32(frames[off:], uint32(n))
+		rec := frames[off+4 : off+4+n : off+4+n]
 		for d := range w.made {
 			putNode(rec[d*nodeWireSize:], &w.made[d])
 		}
 		copy(rec[recordHeader(i):], e)
 		recs[j] = rec
-		off += len(rec)
+		off += 4 + n
 	}
 	roots := append([]Node(nil), w.stack...)
 	h := Head{Key: l.key, Length: start + uint64(len(entries)), TreeHash: w.x.tree(roots)}
-	h.sign(l.priv)
-	st := &State{Head: h, Length: h.Length}
-	return &Batch{Key: l.key, Start: start, Records: recs, State: st}, roots, h
+	b := &Batch{Key: l.key, Start: start, Records: recs, Frames: frames, State: &State{Head: h, Length: h.Length}}
+	if start%chunkEntries != 0 && l.tail != nil {
+		b.Prior = l.tail
+	}
+	return b, roots
+}
+
+// signHead signs b's head (l.priv is immutable: no lock needed).
+func (l *Log) signHead(b *Batch) { b.State.Head.sign(l.priv) }
+
+// signAsync signs b's head on another goroutine, so that the caller can
+// stage the records meanwhile; the channel is closed when it is done.
+func (l *Log) signAsync(b *Batch) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		l.signHead(b)
+		close(done)
+	}()
+	return done
+}
+
+// advanceLocked makes the written batch b the committed state.
+func (l *Log) advanceLocked(b *Batch, roots []Node) {
+	l.gen++
+	l.head, l.roots = b.State.Head, roots
+	l.tail = nextTail(b)
+}
+
+// nextTail returns the framed records of the partial chunk at the end of
+// the feed after b: what Batch.Prior of the next batch holds.
+func nextTail(b *Batch) []byte {
+	end := b.Start + uint64(len(b.Records))
+	t := end - end%chunkEntries
+	if t == end {
+		return nil
+	}
+	if t < b.Start { // b continues the partial chunk and does not finish it
+		if b.Prior == nil {
+			return nil
+		}
+		return append(append(make([]byte, 0, len(b.Prior)+len(b.Frames)), b.Prior...), b.Frames...)
+	}
+	off := 0
+	for _, r := range b.Records[:t-b.Start] {
+		off += 4 + len(r)
+	}
+	return b.Frames[off:]
+}
+
+// parallelLeaves is the batch size from which leaves are hashed on two
+// cores (or more, one per parallelLeaves/2 entries, up to GOMAXPROCS).
+const parallelLeaves = 64
+
+// hashLeavesLocked returns the leaf hashes of entries, valid until the next
+// call. Large batches are split over goroutines, each with its own hasher.
+func (l *Log) hashLeavesLocked(entries [][]byte) [][HashSize]byte {
+	n := len(entries)
+	if cap(l.leaves) < n {
+		l.leaves = make([][HashSize]byte, n)
+	}
+	out := l.leaves[:n]
+	parts := min(runtime.GOMAXPROCS(0), n/(parallelLeaves/2))
+	if n < parallelLeaves || parts < 2 {
+		for j, e := range entries {
+			out[j] = l.w.x.leaf(e)
+		}
+		return out
+	}
+	for len(l.hashers) < parts-1 {
+		l.hashers = append(l.hashers, newHasher())
+	}
+	per := (n + parts - 1) / parts
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		x, lo, hi := l.hashers[p-1], p*per, min(n, (p+1)*per)
+		wg.Go(func() {
+			for j := lo; j < hi; j++ {
+				out[j] = x.leaf(entries[j])
+			}
+		})
+	}
+	for j := range per {
+		out[j] = l.w.x.leaf(entries[j])
+	}
+	wg.Wait()
+	return out
 }
 
 // Append adds entries as one batch with one signature, writes them to the
@@ -114,13 +211,19 @@ func (l *Log) Append(entries [][]byte) (Head, error) {
 	if l.head.Length+uint64(len(entries)) > maxLength {
 		return l.head, fmt.Errorf("appending to %s: %w", l.key, ErrOutOfRange)
 	}
-	b, roots, h := l.buildLocked(entries)
-	if err := l.st.Write(b); err != nil {
+	b, roots := l.buildLocked(entries)
+	var err error
+	if bs, ok := l.st.(*BadgerStorage); ok {
+		err = bs.write(b, l.signAsync(b))
+	} else {
+		l.signHead(b)
+		err = l.st.Write(b)
+	}
+	if err != nil {
 		return l.head, fmt.Errorf("appending %d entries to %s: %w", len(entries), l.key, err)
 	}
-	l.gen++
-	l.head, l.roots = h, roots
-	return h, nil
+	l.advanceLocked(b, roots)
+	return l.head, nil
 }
 
 // Stage writes entries (in order) into txn and returns a function that must be
@@ -148,8 +251,8 @@ func (l *Log) Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error
 	if l.head.Length+uint64(len(entries)) > maxLength {
 		return nil, fmt.Errorf("staging to %s: %w", l.key, ErrOutOfRange)
 	}
-	b, roots, h := l.buildLocked(entries)
-	if err := bs.stage(txn, b); err != nil {
+	b, roots := l.buildLocked(entries)
+	if err := bs.stage(txn, b, l.signAsync(b)); err != nil {
 		return nil, fmt.Errorf("staging %d entries to %s: %w", len(entries), l.key, err)
 	}
 	l.gen++
@@ -160,8 +263,7 @@ func (l *Log) Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error
 		if l.gen != gen {
 			panic("feed: commit of a superseded Stage (two transactions wrote the same entries)")
 		}
-		l.gen++
-		l.head, l.roots = h, roots
+		l.advanceLocked(b, roots)
 	}, nil
 }
 
