@@ -51,25 +51,39 @@
 //   - Conflict records: for two concurrent versions x ‖ y that are not
 //     equivalent in wire form (same canonical data and tombstone flag, or
 //     both tombstones), a record exists iff no other concurrent pair
-//     (x', y') with x ≤ x', y ≤ y' has x' ‖ y and y' ‖ x, that is, iff neither
-//     side's line went on still concurrent with the other side. This set
-//     is a function of the set of versions applied, so every instance that has
-//     applied the same entries holds the same records, whatever the order:
-//     with A1 < A2 < A3 and B1 < B2 all concurrent to A's line only (A3, B2)
-//     is recorded, and a pair seen early, (A3, B1), is retracted when B2
-//     arrives (counted as superseded). A merge that saw both sides leaves the
-//     pair recorded. Three mutually concurrent versions give three records.
-//     The op is delete if exactly one side is a tombstone, insert if both
-//     sides are independent creations (each vector holds only its own
-//     origin), else update. The record id is derived (conflicts.ID).
+//     (x', y') dominates it: x ≤ x' where x' has seen nothing of y's history
+//     that x had not seen (min(x', y) ≤ x componentwise), and y ≤ y' where
+//     y' has seen nothing new of x's (min(y', x) ≤ y). That is, a pair is
+//     superseded only when each side's own line went on without news from
+//     the other side; a merge (a version that saw anything new of the other
+//     side) supersedes nothing. Dominance is a relation between the four
+//     vectors only and it is transitive, so (1) the record set is a
+//     function of the set of versions applied: every instance that has
+//     applied the same entries holds the same records, whatever the order;
+//     (2) a retracted pair is never recorded again; (3) a pair that is not
+//     recorded is dominated by one that is (or by an equivalent pair: both
+//     lines ended in the same data), which holds the newer version of each
+//     line: a losing version leaves the records only when its own line's
+//     newer version, which never saw the winner, takes its place.
+//     Example: with A1 < A2 < A3 and B1 < B2 all concurrent to A's line only
+//     (A3, B2) is recorded; a pair seen early, (A3, B1), is retracted when
+//     B2 arrives (counted as superseded). A ‖ B, then E merging both, then
+//     A2 continuing A without B: (A2, B) and (A2, E) are recorded — E does
+//     not continue B against A2, since E saw A. Three mutually concurrent
+//     versions give three records. The op is delete if exactly one side is
+//     a tombstone, insert if both sides are independent creations (each
+//     vector holds only its own origin), else update. The record id is
+//     derived (conflicts.ID).
 //
 // To decide pairs without keeping every version forever, the loop keeps per
 // row (n/apply/r/<table>/<row_id>) the versions that may still pair with a
 // version not yet applied, and Seen, the highest counter applied per origin.
-// A version is dropped once a version above it is "closed" (every version
-// below that one has been applied: Seen covers its vector): nothing applied
-// later can pair with the dropped one without pairing with the closed one.
-// When only the live version is left, closed, and its own vector is the
+// A version x is dropped once a version y above it is a single step on top
+// of it (y's vector minus y's own increment is at or below x's): for any
+// z ‖ x, applied or not, (y, z) then dominates (x, z). The sides of a merge
+// stay (a later version that saw one side but not the other pairs with the
+// other). When only the live version is left, "closed" (every version below
+// it has been applied: Seen covers its vector), and its own vector is the
 // merged one, the key is deleted: the common, conflict-free case keeps no
 // extra state and costs one missed read per entry.
 //

@@ -130,13 +130,22 @@ func convergenceRun(t *testing.T, seed uint64) {
 // the non-equivalent concurrent pairs (x, y) not dominated by another
 // concurrent pair (x', y') with x ≤ x', y ≤ y', x' ‖ y, y' ‖ x.
 func reference(t *testing.T, writers []*node) (map[string]liveRow, []string) {
-	byRow := map[string][]*version{}
-	var order []string
+	var all [][]byte
 	for _, w := range writers {
 		entries, err := w.log.Read(0, w.log.Head().Length)
 		if err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, entries...)
+	}
+	return referenceOf(t, all)
+}
+
+// referenceOf is reference over the given change records.
+func referenceOf(t *testing.T, entries [][]byte) (map[string]liveRow, []string) {
+	byRow := map[string][]*version{}
+	var order []string
+	{
 		for _, e := range entries {
 			c, err := store.ParseChange(e)
 			if err != nil {
@@ -192,14 +201,51 @@ func reference(t *testing.T, writers []*node) (map[string]liveRow, []string) {
 	return rows, out
 }
 
+// dominates is the reference dominance of pairs, straight from the
+// definition: (x2, y2) ≠ (x, y) is a concurrent pair with x ≤ x2 and
+// y ≤ y2, where x2 has seen nothing of y's history that x had not seen
+// (min(x2, y) ≤ x) and y2 nothing of x's that y had not (min(y2, x) ≤ y).
+func dominates(x2, y2, x, y store.VV) bool {
+	ids := union(x2, y2, x, y)
+	le := func(a, b store.VV) bool {
+		for id := range ids {
+			if a[id] > b[id] {
+				return false
+			}
+		}
+		return true
+	}
+	if le(x2, x) && le(y2, y) { // the same pair
+		return false
+	}
+	if le(x2, y2) || le(y2, x2) || !le(x, x2) || !le(y, y2) {
+		return false
+	}
+	for id := range ids {
+		if min(x2[id], y[id]) > x[id] || min(y2[id], x[id]) > y[id] {
+			return false
+		}
+	}
+	return true
+}
+
+func union(vs ...store.VV) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range vs {
+		for id := range v {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 func dominated(x, y *version, vs []*version) bool {
 	for _, x2 := range vs {
 		for _, y2 := range vs {
 			if x2.same(x) && y2.same(y) {
 				continue
 			}
-			if leq(x.VV, x2.VV) && leq(y.VV, y2.VV) && concurrent(x2.VV, y2.VV) &&
-				concurrent(x2.VV, y.VV) && concurrent(y2.VV, x.VV) {
+			if dominates(x2.VV, y2.VV, x.VV, y.VV) {
 				return true
 			}
 		}

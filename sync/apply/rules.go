@@ -176,13 +176,16 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 		}
 	}
 
-	// Prune versions that can no longer be part of a maximal pair: those below
-	// a version all of whose history has been applied.
+	// Prune versions that can no longer be part of a maximal pair: x is
+	// dropped when a version y it holds is a single step on top of x (y's
+	// vector minus y's own increment is at or below x's): for every z ‖ x,
+	// present or future, (y, z) dominates (x, z), and domination is
+	// transitive, so x's pairs are always represented by y's.
 	kept := make([]*version, 0, len(h))
 	for _, x := range h {
 		drop := false
 		for _, y := range h {
-			if y != x && x.VV.Compare(y.VV) == store.Lesser && r.closed(y, seen) {
+			if y != x && stepAbove(x, y) {
 				drop = true
 				break
 			}
@@ -227,21 +230,60 @@ func (r rules) closed(y *version, seen store.VV) bool {
 	return true
 }
 
-// supersedes reports whether v continues side x of the pair (x, y) while
-// still concurrent with y: the pair (v, y) then dominates it (the divergence
-// went on; x's author's newer version replaces x). A version that saw both
-// sides (a merge) supersedes nothing: the pair stays recorded.
-func supersedes(x, y, v store.VV) bool { return leq(x, v) && concurrent(v, y) }
+// continues reports whether v continues side x of a pair (x, y) in the
+// sense of the dominance rule: v is at or above x, and everything v has seen
+// of y's history x had seen too (min(v, y) ≤ x componentwise): x's line
+// going on without news from y's side. A merge that saw anything of y's
+// side that x had not does not continue x. (Such a v is never at or above y:
+// that would give y = min(v, y) ≤ x.)
+func continues(x, y, v store.VV) bool { return leq(x, v) && meetLeq(v, y, x) }
 
-// coveredBy reports whether some other version in h is at or above a and
-// concurrent with b: then (a, b) is not a maximal pair.
+// supersedes reports whether v, replacing x in the pair (x, y), gives a
+// concurrent pair (v, y) that dominates it: v continues x against y (see
+// continues) and v ≠ x. A version that saw both sides (a merge) supersedes
+// nothing: the pair stays recorded.
+func supersedes(x, y, v store.VV) bool {
+	return concurrent(v, y) && continues(x, y, v) && !equalVV(x, v)
+}
+
+// coveredBy reports whether some other version in h continues a against b
+// while concurrent with b: then (a, b) is dominated and not recorded.
 func coveredBy(a, b *version, h []*version) bool {
 	for _, x := range h {
-		if !x.same(a) && leq(a.VV, x.VV) && concurrent(x.VV, b.VV) {
+		if !x.same(a) && concurrent(x.VV, b.VV) && continues(a.VV, b.VV, x.VV) {
 			return true
 		}
 	}
 	return false
+}
+
+// meetLeq reports whether min(a, b) ≤ c componentwise.
+func meetLeq(a, b, c store.VV) bool {
+	for id, x := range a {
+		if m := min(x, b[id]); m > c[id] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalVV(a, b store.VV) bool { return a.Compare(b) == store.Equal }
+
+// stepAbove reports whether y is a single step on top of x: x < y and y's
+// vector without y's own increment is at or below x's.
+func stepAbove(x, y *version) bool {
+	if x.VV.Compare(y.VV) != store.Lesser {
+		return false
+	}
+	for id, n := range y.VV {
+		if id == y.Origin {
+			n--
+		}
+		if n > x.VV[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // pairRecord returns the conflict record of two concurrent versions, or nil
