@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
@@ -11,7 +12,12 @@ import (
 // conflictsResponse is the answer of GET /v1/sync/conflicts.
 type conflictsResponse struct {
 	Conflicts []conflicts.Conflict `json:"conflicts"`
+	// NextCursor fetches the next page; "" when this is the last.
+	NextCursor string `json:"next_cursor"`
 }
+
+func conflictKey(c conflicts.Conflict) (time.Time, string)         { return c.CreatedAt, c.ID }
+func notificationKey(n conflicts.Notification) (time.Time, string) { return n.CreatedAt, n.ID }
 
 func (s *Server) handleConflictsList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -30,10 +36,20 @@ func (s *Server) handleConflictsList(w http.ResponseWriter, r *http.Request) {
 		s.writeDomainError(w, r, err)
 		return
 	}
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		return
+	}
+	list, next, err := pageNewest(list, conflictKey, q.Get("cursor"), limit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		return
+	}
 	if list == nil {
 		list = []conflicts.Conflict{}
 	}
-	writeJSON(w, http.StatusOK, conflictsResponse{Conflicts: list})
+	writeJSON(w, http.StatusOK, conflictsResponse{Conflicts: list, NextCursor: next})
 }
 
 func (s *Server) handleConflictGet(w http.ResponseWriter, r *http.Request) {
@@ -54,22 +70,35 @@ func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request) {
 		s.writeDomainError(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []conflicts.Notification{}
-	}
 	unread := 0
 	for _, n := range list {
 		if !n.Read {
 			unread++
 		}
 	}
-	writeJSON(w, http.StatusOK, notificationsResponse{Notifications: list, Unread: unread})
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		return
+	}
+	list, next, err := pageNewest(list, notificationKey, q.Get("cursor"), limit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		return
+	}
+	if list == nil {
+		list = []conflicts.Notification{}
+	}
+	writeJSON(w, http.StatusOK, notificationsResponse{Notifications: list, Unread: unread, NextCursor: next})
 }
 
 // notificationsResponse is the answer of GET /v1/notifications.
 type notificationsResponse struct {
 	Notifications []conflicts.Notification `json:"notifications"`
-	Unread        int                      `json:"unread"`
+	Unread        int                      `json:"unread"` // over all notifications, not only this page
+	// NextCursor fetches the next page; "" when this is the last.
+	NextCursor string `json:"next_cursor"`
 }
 
 // readResponse is the answer of POST /v1/notifications/{id}/read.

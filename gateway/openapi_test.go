@@ -195,7 +195,12 @@ func TestRESTAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	do("POST", "/v1/sync/pause", "/v1/sync/pause", nil, 200)
 	do("POST", "/v1/sync/resume", "/v1/sync/resume", nil, 200)
 	do("GET", "/v1/sync/conflicts?unresolved=true", "/v1/sync/conflicts", nil, 200)
+	do("GET", "/v1/sync/conflicts?limit=5", "/v1/sync/conflicts", nil, 200)
 	do("GET", "/v1/notifications", "/v1/notifications", nil, 200)
+	do("GET", "/v1/notifications?limit=5", "/v1/notifications", nil, 200)
+	if st, b := env.call(t, "GET", "/v1/notifications?cursor=garbage", nil); st != 400 || !strings.Contains(string(b), "cursor") {
+		t.Errorf("a bad cursor = %d %s", st, b)
+	}
 	for _, id := range []string{"n1", "n2", "n3"} {
 		do("PUT", "/v1/tables/notes/rows/"+id, "/v1/tables/{table}/rows/{row_id}", map[string]any{"title": id}, 200)
 	}

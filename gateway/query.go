@@ -31,6 +31,7 @@ var (
 	pMinImportance = param{name: "min_importance", kind: "integer", min: 1, max: 10, desc: "only memories at least this important"}
 	pTags          = param{name: "tags", kind: "string", multi: true, desc: "only memories carrying every one of these tags (comma-separated, or the parameter repeated)"}
 	pLimit         = param{name: "limit", kind: "integer", min: 1, max: 1000, desc: "page size"}
+	pListLimit     = param{name: "limit", kind: "integer", min: 1, max: 1000, desc: "page size; absent: the whole list"}
 	pCursor        = param{name: "cursor", kind: "string", desc: "next_cursor of the previous page; absent for the first page"}
 	pOrder         = param{name: "order", kind: "string", enum: []string{"newest", "oldest"}, desc: "newest first (default) or oldest first"}
 	pRowOrder      = param{name: "order", kind: "string", enum: []string{"asc", "desc"}, desc: "row id order: asc (default) or desc"}

@@ -174,9 +174,10 @@ func (s *Server) routeTable() []route {
 		owner("POST", "/v1/sync/pause", s.handleSyncPause(true), routeDoc{tag: "sync", summary: "Pause replication (until resumed or restarted)", resp: pausedResponse{}}),
 		owner("POST", "/v1/sync/resume", s.handleSyncPause(false), routeDoc{tag: "sync", summary: "Resume replication", resp: pausedResponse{}}),
 		owner("GET", "/v1/sync/conflicts", s.handleConflictsList, routeDoc{tag: "sync", summary: "Sync conflict records, newest first", resp: conflictsResponse{}},
-			pTable, pRowID, pUnresolved),
+			pTable, pRowID, pUnresolved, pListLimit, pCursor),
 		owner("GET", "/v1/sync/conflicts/{id}", s.handleConflictGet, routeDoc{tag: "sync", summary: "One sync conflict record", resp: conflicts.Conflict{}}),
-		owner("GET", "/v1/notifications", s.handleNotifications, routeDoc{tag: "sync", summary: "Notifications, newest first", resp: notificationsResponse{}}),
+		owner("GET", "/v1/notifications", s.handleNotifications, routeDoc{tag: "sync", summary: "Notifications, newest first", resp: notificationsResponse{}},
+			pListLimit, pCursor),
 		owner("POST", "/v1/notifications/{id}/read", s.handleNotificationRead, routeDoc{tag: "sync", summary: "Mark a notification read", resp: readResponse{}}),
 
 		owner("GET", "/v1/tables/{table}/rows", s.handleRowList, routeDoc{tag: "tables", summary: "Rows of a synced table in row id order, a page at a time", resp: rowsResponse{}},
