@@ -1,6 +1,18 @@
 // Package gateway is the only package that speaks HTTP to users: the REST API,
-// metrics and (later) MCP and the web UI. It composes the domain packages and
-// owns no business rules.
+// the MCP endpoints, /health, /metrics and the OpenAPI document (the web UI
+// comes later). It composes the domain packages and owns no business rules.
+//
+// Every route is one entry of the route table (Server.routeTable), which
+//
+//  1. registers the handler on the mux, wrapped in the route's policies: the
+//     browser guard (MCP), the owner key unless the route is public, a body
+//     cap, and the check of its query parameters;
+//  2. describes the route for GET /v1/openapi.json;
+//  3. is what the tests walk (auth on every owner route, the document against
+//     the mux).
+//
+// What no route matches gets a JSON 405 (with Allow) or 404. Every error is
+// {"error": "..."}.
 package gateway
 
 import (
