@@ -20,12 +20,18 @@ func (s *Server) handleAPIKeyRotate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this gateway cannot rotate the API key (no data directory)")
 		return
 	}
+	// Held across the write and SetHash so two concurrent rotations cannot
+	// leave the checker accepting a key other than the one on disk.
+	s.rotateMu.Lock()
 	key, err := s.cfg.RotateAPIKey()
+	if err == nil {
+		s.keys.SetHash(sha256.Sum256([]byte(key)))
+	}
+	s.rotateMu.Unlock()
 	if err != nil {
 		s.writeDomainError(w, r, err)
 		return
 	}
-	s.keys.SetHash(sha256.Sum256([]byte(key)))
 	s.log.Info("owner API key rotated", "request_id", r.Context().Value(requestIDKey))
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, rotateResponse{APIKey: key})

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -336,5 +338,36 @@ func TestAPIKeyRotation(t *testing.T) {
 	}
 	if w := serve(s, "POST", "/v1/apikey/rotate", ownerKey, nil); w.Code != 401 || rotated != 1 {
 		t.Errorf("the old key could rotate again: %d", w.Code)
+	}
+}
+
+// TestConcurrentRotationsAgreeWithDisk: whatever the interleaving, the key the
+// gateway accepts at the end is the one last written.
+func TestConcurrentRotationsAgreeWithDisk(t *testing.T) {
+	var mu sync.Mutex
+	n, onDisk := 0, ownerKey
+	s := New(Config{
+		Logger: slog.New(slog.DiscardHandler),
+		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
+		RotateAPIKey: func() (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			onDisk = "key-" + strconv.Itoa(n)
+			return onDisk, nil
+		},
+	})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			mu.Lock()
+			key := onDisk
+			mu.Unlock()
+			serve(s, "POST", "/v1/apikey/rotate", key, nil)
+		})
+	}
+	wg.Wait()
+	if !s.keys.Check(onDisk) {
+		t.Fatalf("the gateway does not accept %q, the key on disk", onDisk)
 	}
 }

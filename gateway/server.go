@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,6 +94,8 @@ type Server struct {
 	// it and the tests walk it.
 	routes  []route
 	openapi []byte // the OpenAPI document, built once by New
+	// rotateMu serialises API key rotations (handleAPIKeyRotate).
+	rotateMu sync.Mutex
 }
 
 // access says who may call a route.
