@@ -155,6 +155,9 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 			if err := set(k, v); err != nil {
 				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, i, err)
 			}
+			if end%chunkEntries != 0 && c == last {
+				b.lastChunk = v
+			}
 			from = to
 		}
 	}

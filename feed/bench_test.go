@@ -3,9 +3,12 @@ package feed
 import (
 	"crypto/ed25519"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/store"
 	"github.com/dgraph-io/badger/v4"
 )
 
@@ -65,6 +68,22 @@ func badgerBench(sync bool) benchStore {
 	}
 }
 
+// daemonBench opens badger with the daemon's options (store.BadgerOptions:
+// 4 KiB value threshold, so full 16-entry chunks go to the value log;
+// 16 MiB memtables; small caches), with or without SyncWrites.
+func daemonBench(sync bool) benchStore {
+	return func(b *testing.B) (Storage, func()) {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		db, err := badger.Open(store.BadgerOptions(b.TempDir(), store.Options{Logger: quiet}).WithSyncWrites(sync))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return NewBadgerStorage(db), func() { db.Close() }
+	}
+}
+
+// benchStores: "badger" is badger.DefaultOptions (the numbers kept since the
+// first measurement), "daemon" the options store.Open uses.
 var benchStores = []struct {
 	name string
 	mk   benchStore
@@ -72,6 +91,8 @@ var benchStores = []struct {
 	{"mem", memBench},
 	{"badger-fsync", badgerBench(true)},
 	{"badger-nofsync", badgerBench(false)},
+	{"daemon-fsync", daemonBench(true)},
+	{"daemon-nofsync", daemonBench(false)},
 }
 
 func BenchmarkAppend(b *testing.B) {
@@ -114,33 +135,39 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkStage is the daemon's path: Stage into a badger txn, commit with
-// fsync, advance.
+// fsync, advance; badger opened with badger's defaults and with the
+// daemon's options.
 func BenchmarkStage(b *testing.B) {
 	entries := benchEntries(1000)
-	for _, batch := range []int{1, 100} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			st, done := badgerBench(true)(b)
-			defer done()
-			db := st.(*BadgerStorage).DB()
-			l, _ := OpenLog(st, testKey(1))
-			j := 0
-			for b.Loop() {
-				if j+batch > len(entries) {
-					j = 0
+	for _, s := range []struct {
+		name string
+		mk   benchStore
+	}{{"badger", badgerBench(true)}, {"daemon", daemonBench(true)}} {
+		for _, batch := range []int{1, 100} {
+			b.Run(fmt.Sprintf("store=%s/batch=%d", s.name, batch), func(b *testing.B) {
+				st, done := s.mk(b)
+				defer done()
+				db := st.(*BadgerStorage).DB()
+				l, _ := OpenLog(st, testKey(1))
+				j := 0
+				for b.Loop() {
+					if j+batch > len(entries) {
+						j = 0
+					}
+					txn := db.NewTransaction(true)
+					commit, err := l.Stage(txn, entries[j:j+batch])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := txn.Commit(); err != nil {
+						b.Fatal(err)
+					}
+					commit()
+					j += batch
 				}
-				txn := db.NewTransaction(true)
-				commit, err := l.Stage(txn, entries[j:j+batch])
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := txn.Commit(); err != nil {
-					b.Fatal(err)
-				}
-				commit()
-				j += batch
-			}
-			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
-		})
+				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
+			})
+		}
 	}
 }
 

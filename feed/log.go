@@ -137,28 +137,7 @@ func (l *Log) signAsync(b *Batch) <-chan struct{} {
 func (l *Log) advanceLocked(b *Batch, roots []Node) {
 	l.gen++
 	l.head, l.roots = b.State.Head, roots
-	l.tail = nextTail(b)
-}
-
-// nextTail returns the framed records of the partial chunk at the end of
-// the feed after b: what Batch.Prior of the next batch holds.
-func nextTail(b *Batch) []byte {
-	end := b.Start + uint64(len(b.Records))
-	t := end - end%chunkEntries
-	if t == end {
-		return nil
-	}
-	if t < b.Start { // b continues the partial chunk and does not finish it
-		if b.Prior == nil {
-			return nil
-		}
-		return append(append(make([]byte, 0, len(b.Prior)+len(b.Frames)), b.Prior...), b.Frames...)
-	}
-	off := 0
-	for _, r := range b.Records[:t-b.Start] {
-		off += 4 + len(r)
-	}
-	return b.Frames[off:]
+	l.tail = b.lastChunk
 }
 
 // parallelLeaves is the batch size from which leaves are hashed on two

@@ -61,6 +61,10 @@ type Batch struct {
 	// already stored: the start of the partial chunk Records continue.
 	// The author's Log keeps it, sparing BadgerStorage a read.
 	Prior []byte
+	// lastChunk is set by BadgerStorage to the framed records of the
+	// partial chunk the batch ends in (nil if it ends a chunk): the Prior
+	// of the next batch.
+	lastChunk []byte
 	// Nodes are verified nodes beyond the stored entries (a replica's head
 	// may be longer than its entries), kept so proofs can be served.
 	Nodes []Node

@@ -71,6 +71,37 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.MappedBudget == 0 {
 		opts.MappedBudget = 32 << 20
 	}
+	bdb, err := badger.Open(BadgerOptions(dir, opts))
+	if err != nil {
+		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
+	}
+	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
+	if err := db.init(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	if !opts.InMemory && opts.MappedBudget > 0 && mappedTrimSupported {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			bdb.Close()
+			return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
+		}
+		db.trimStop, db.trimDone = make(chan struct{}), make(chan struct{})
+		go db.trimMapped(abs, opts.MappedBudget>>10)
+	}
+	return db, nil
+}
+
+// BadgerOptions returns the badger options Open uses for dir (without the trimmer),
+// so benchmarks of packages sharing the database (feed) can measure the daemon's
+// configuration.
+func BadgerOptions(dir string, opts Options) badger.Options {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = 16 << 20
+	}
 	bo := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
 		WithSyncWrites(true).
@@ -90,25 +121,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("")
 	}
-	bdb, err := badger.Open(bo)
-	if err != nil {
-		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
-	}
-	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
-	if err := db.init(); err != nil {
-		bdb.Close()
-		return nil, err
-	}
-	if !opts.InMemory && opts.MappedBudget > 0 && mappedTrimSupported {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			bdb.Close()
-			return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
-		}
-		db.trimStop, db.trimDone = make(chan struct{}), make(chan struct{})
-		go db.trimMapped(abs, opts.MappedBudget>>10)
-	}
-	return db, nil
+	return bo
 }
 
 // trimInterval is how often trimMapped checks the resident file-backed memory.
