@@ -65,17 +65,21 @@ func (c ChangeRecord) Marshal() ([]byte, error) {
 }
 
 // ParseChange decodes a change record. A record with an unknown schema returns
-// ErrUnknownSchema (with the schema field filled in) so the caller can park it.
+// ErrUnknownSchema (with the schema field filled in) so the caller can park it. The record's
+// Data may share memory with b: the caller must not modify b while it uses the record.
 func ParseChange(b []byte) (ChangeRecord, error) {
 	var c ChangeRecord
-	if err := json.Unmarshal(b, &c); err != nil {
-		var probe struct {
-			Schema int `json:"schema"`
+	if !parseChangeFast(b, &c) {
+		c = ChangeRecord{}
+		if err := json.Unmarshal(b, &c); err != nil {
+			var probe struct {
+				Schema int `json:"schema"`
+			}
+			if json.Unmarshal(b, &probe) == nil && probe.Schema != ChangeSchema {
+				return ChangeRecord{Schema: probe.Schema}, fmt.Errorf("%w: %d", ErrUnknownSchema, probe.Schema)
+			}
+			return ChangeRecord{}, fmt.Errorf("decoding change record: %w", err)
 		}
-		if json.Unmarshal(b, &probe) == nil && probe.Schema != ChangeSchema {
-			return ChangeRecord{Schema: probe.Schema}, fmt.Errorf("%w: %d", ErrUnknownSchema, probe.Schema)
-		}
-		return ChangeRecord{}, fmt.Errorf("decoding change record: %w", err)
 	}
 	if c.Schema != ChangeSchema {
 		return ChangeRecord{Schema: c.Schema}, fmt.Errorf("%w: %d", ErrUnknownSchema, c.Schema)

@@ -35,7 +35,13 @@ func validRowID(id string) bool {
 
 func decodeRow(item *badger.Item) (*Row, error) {
 	r := new(Row)
-	err := item.Value(func(b []byte) error { return json.Unmarshal(b, r) })
+	err := item.Value(func(b []byte) error {
+		if parseRowFast(b, r) {
+			return nil
+		}
+		*r = Row{}
+		return json.Unmarshal(b, r)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("decoding row %s: %w", item.Key(), err)
 	}
@@ -95,7 +101,7 @@ func (db *DB) putRowSeqTxn(txn *badger.Txn, row *Row, seq uint64) error {
 	if !validRowID(row.RowID) {
 		return fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
 	}
-	b, err := json.Marshal(row)
+	b, err := appendRow(nil, row)
 	if err != nil {
 		return fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
 	}

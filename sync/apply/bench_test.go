@@ -20,7 +20,7 @@ func BenchmarkApply(b *testing.B) {
 	for _, bench := range []struct {
 		mode  string
 		batch int
-	}{{"chain", 256}, {"chain", 1024}, {"concurrent", 256}, {"concurrent", 1024}} {
+	}{{"chain", 256}, {"chain", 1024}, {"chain", 4096}, {"concurrent", 256}, {"concurrent", 1024}, {"concurrent", 4096}} {
 		mode := bench.mode
 		b.Run(fmt.Sprintf("%s/batch%d", mode, bench.batch), func(b *testing.B) {
 			const perFeed, rows, perWrite = 20000, 2000, 200
@@ -47,6 +47,7 @@ func BenchmarkApply(b *testing.B) {
 			b.ResetTimer()
 			var elapsed time.Duration
 			var last Stats
+			var commit time.Duration
 			for range b.N {
 				b.StopTimer()
 				r := newNode(b, "r", b.TempDir(), func(o *Options) { o.MaxBatch = bench.batch })
@@ -61,12 +62,14 @@ func BenchmarkApply(b *testing.B) {
 					b.Fatalf("applied %d: %v", n, err)
 				}
 				last = r.ap.Stats()
+				commit += last.CommitTime
 				r.close()
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(2*perFeed*b.N)/elapsed.Seconds(), "changes/s")
 			b.ReportMetric(float64(last.Conflicts), "conflicts")
 			b.ReportMetric(float64(last.Concurrent), "concurrent")
+			b.ReportMetric(100*commit.Seconds()/elapsed.Seconds(), "%commit")
 		})
 	}
 }

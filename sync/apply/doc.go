@@ -19,12 +19,16 @@
 //
 // For each replica feed, entries are applied in feed order from the
 // checkpoint s/applied/<feed hex> (the next index). For every entry the loop
-// stages, in one badger transaction: the row change (PutRowTxn, which also
-// queues the search index), the conflict records, the advance of the Lamport
-// clock to max(local, remote)+1 and the checkpoint = index+1. Up to MaxBatch
-// consecutive entries of one feed share a transaction (group commit, one
-// fsync); an entry is never committed without its checkpoint nor the
-// checkpoint without it, so a crash neither re-applies nor skips. Badger
+// stages, in one badger transaction: the row change (store.TxnBatch.PutRow,
+// which also queues the search index), the conflict records, the advance of
+// the Lamport clock to max(local, remote)+1 and the checkpoint = index+1. Up
+// to MaxBatch consecutive entries of one feed share a transaction (group
+// commit, one fsync); the clock, the queue seq and the checkpoint are kept in
+// memory while the batch is staged and written once before commit: the
+// transaction is atomic and only a key's last value in it commits, so this
+// is exactly the per-entry update. An entry is never committed without its
+// checkpoint nor the checkpoint without it, so a crash neither re-applies
+// nor skips. Badger
 // conflicts with the local Writer are retried; post-commit effects
 // (metrics, OnApplied) run only after a successful commit.
 //

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/crow-sync/crow/store"
 
@@ -61,10 +62,14 @@ type Stats struct {
 	Parked      uint64 // entries parked
 	Conflicts   uint64 // conflict records created
 	Superseded  uint64 // conflict records retracted
+	// CommitTime is the time spent committing transactions (with the
+	// store's SyncWrites, mostly the fsync), failed commits included.
+	CommitTime time.Duration
 }
 
 type stats struct {
 	ff, conc, stale, parked, conflicts, superseded atomic.Uint64
+	commitNanos                                    atomic.Uint64
 }
 
 // effects are the counts and rows of one committed transaction.
@@ -106,5 +111,6 @@ func (a *Applier) Stats() Stats {
 	return Stats{
 		FastForward: a.st.ff.Load(), Concurrent: a.st.conc.Load(), Stale: a.st.stale.Load(),
 		Parked: a.st.parked.Load(), Conflicts: a.st.conflicts.Load(), Superseded: a.st.superseded.Load(),
+		CommitTime: time.Duration(a.st.commitNanos.Load()),
 	}
 }
