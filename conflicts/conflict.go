@@ -166,6 +166,66 @@ func normalized(data json.RawMessage) (json.RawMessage, error) {
 	return Canonical(data)
 }
 
+// forms returns the canonical form of data (Canonical) and its normalized form (the canonical
+// form without volatile fields, as normalized), decoding it once.
+func forms(data json.RawMessage) (canon, norm json.RawMessage, err error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return json.RawMessage("{}"), json.RawMessage("{}"), nil
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, nil, fmt.Errorf("canonicalising row data: %w", err)
+	}
+	if canon, err = json.Marshal(v); err != nil {
+		return nil, nil, fmt.Errorf("canonicalising row data: %w", err)
+	}
+	norm = canon
+	if m, ok := v.(map[string]any); ok {
+		removed := false
+		for _, f := range volatileFields {
+			if _, ok := m[f]; ok {
+				delete(m, f)
+				removed = true
+			}
+		}
+		if removed {
+			if norm, err = json.Marshal(m); err != nil {
+				return nil, nil, fmt.Errorf("canonicalising row data: %w", err)
+			}
+		}
+	}
+	return canon, norm, nil
+}
+
+// NewUnlessEquivalent is New with the op from Classify, or nil if the two versions are
+// Equivalent (noise, not a conflict). It decodes each version's data once.
+func NewUnlessEquivalent(table, rowID string, winner, loser Version) (*Conflict, error) {
+	if winner.Deleted && loser.Deleted {
+		return nil, nil
+	}
+	wc, wn, err := forms(winner.Data)
+	if err != nil {
+		return nil, err
+	}
+	lc, ln, err := forms(loser.Data)
+	if err != nil {
+		return nil, err
+	}
+	if winner.Deleted == loser.Deleted && bytes.Equal(wn, ln) {
+		return nil, nil
+	}
+	return &Conflict{
+		ID: ID(table, rowID, winner, loser), TableName: table, RowID: rowID,
+		WinningInstanceID: winner.InstanceID, LosingInstanceID: loser.InstanceID,
+		WinningLamportTS: winner.Lamport, LosingLamportTS: loser.Lamport,
+		WinningData: wc, LosingData: lc, Op: Classify(winner, loser),
+		WinningVV: winner.VV.Copy(), LosingVV: loser.VV.Copy(),
+		WinningDeleted: winner.Deleted, LosingDeleted: loser.Deleted,
+	}, nil
+}
+
 // Equivalent reports whether two versions are the same after normalising to
 // wire form: both tombstones, or same tombstone flag and same canonical data
 // apart from volatile bookkeeping fields (updated_at). Equivalent concurrent

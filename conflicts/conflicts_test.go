@@ -107,3 +107,44 @@ func TestEquivalentIgnoresUpdatedAt(t *testing.T) {
 		t.Fatal("versions with different content are equivalent")
 	}
 }
+
+// TestNewUnlessEquivalentMatches: the one-decode constructor agrees with
+// Equivalent, then New with Classify.
+func TestNewUnlessEquivalentMatches(t *testing.T) {
+	datas := []string{``, `{}`, `null`, `{"a":1}`, `{ "a" : 1 }`, `{"a":1,"updated_at":"x"}`, `{"updated_at":"y","a":1}`,
+		`{"a":1.50}`, `{"a":1.5}`, `{"h":"<&>"}`, `{"h":"\u003c&>"}`, `[1,2]`, `"s"`, `{"a":{"updated_at":1}}`, `{"a":{"updated_at":2}}`}
+	vvs := []store.VV{{"a": 1}, {"a": 1, "b": 1}, {"b": 2}}
+	n := 0
+	for _, wd := range datas {
+		for _, ld := range datas {
+			for _, del := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				w := Version{InstanceID: "b", Lamport: 5, VV: vvs[n%3], Deleted: del[0], Data: json.RawMessage(wd)}
+				l := Version{InstanceID: "a", Lamport: 4, VV: vvs[(n+1)%3], Deleted: del[1], Data: json.RawMessage(ld)}
+				n++
+				got, err := NewUnlessEquivalent("memories", "r", w, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eq, err := Equivalent(w, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if eq != (got == nil) {
+					t.Fatalf("%s vs %s %v: equivalent %v, got %+v", wd, ld, del, eq, got)
+				}
+				if eq {
+					continue
+				}
+				want, err := New("memories", "r", w, l, Classify(w, l))
+				if err != nil {
+					t.Fatal(err)
+				}
+				gb, _ := json.Marshal(got)
+				wb, _ := json.Marshal(want)
+				if string(gb) != string(wb) {
+					t.Fatalf("\ngot  %s\nwant %s", gb, wb)
+				}
+			}
+		}
+	}
+}

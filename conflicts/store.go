@@ -119,6 +119,13 @@ func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
 	if err != nil {
 		return err
 	}
+	return s.RetractTxn(txn, c)
+}
+
+// RetractTxn is DeleteTxn for a record c already read in txn (ForRowTxn):
+// it removes it and its row index entry without reading it again.
+func (s *Store) RetractTxn(txn *badger.Txn, c *Conflict) error {
+	id := c.ID
 	if err := txn.Delete(conflictKey(id)); err != nil {
 		return fmt.Errorf("deleting conflict %s: %w", id, err)
 	}

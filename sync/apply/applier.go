@@ -33,8 +33,10 @@ type Options struct {
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// MaxBatch caps the consecutive entries of one feed applied in one
-	// transaction (default 1024; 1 gives one transaction per entry). A batch
-	// too big for one badger transaction is split in halves.
+	// transaction (default 4096; 1 gives one transaction per entry). A batch
+	// too big for one badger transaction is split in halves, and the
+	// following batches start from the size that fit (growing back by an
+	// eighth per batch that fits).
 	MaxBatch int
 	// Rescan is the safety-net interval at which Serve rescans every replica
 	// without a Notify (default 1 minute).
@@ -53,8 +55,12 @@ type Applier struct {
 	m         *Metrics
 	log       *slog.Logger
 	maxBatch  int
-	rescan    time.Duration
-	wake      chan struct{} // capacity 1: a pending value means "rescan"
+	// batchCap (guarded by mu) is the batch size in use: halved when a batch
+	// does not fit in one badger transaction, grown back by an eighth after
+	// each batch that fits, up to maxBatch.
+	batchCap int
+	rescan   time.Duration
+	wake     chan struct{} // capacity 1: a pending value means "rescan"
 
 	mu sync.Mutex // serialises CatchUp (and so every write this applier makes)
 	st stats
@@ -79,7 +85,7 @@ func New(o Options) (*Applier, error) {
 		o.Logger = slog.Default()
 	}
 	if o.MaxBatch <= 0 {
-		o.MaxBatch = 1024
+		o.MaxBatch = 4096
 	}
 	if o.Rescan <= 0 {
 		o.Rescan = time.Minute
@@ -87,7 +93,7 @@ func New(o Options) (*Applier, error) {
 	return &Applier{
 		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID},
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
-		maxBatch: o.MaxBatch, rescan: o.Rescan, wake: make(chan struct{}, 1),
+		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, wake: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -171,7 +177,7 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 		if next >= st.Length {
 			return total, nil
 		}
-		end := min(st.Length, next+uint64(a.maxBatch))
+		end := min(st.Length, next+uint64(a.batchCap))
 		entries, err := a.rs.Read(key, next, end)
 		if err != nil {
 			return total, err
@@ -202,6 +208,7 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 	switch {
 	case errors.Is(err, badger.ErrTxnTooBig) && len(entries) > 1:
 		half := len(entries) / 2
+		a.batchCap = max(1, min(a.batchCap, half))
 		if err := a.commitLocked(key, start, entries[:half]); err != nil {
 			return err
 		}
@@ -210,6 +217,9 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 		return nil
 	case err != nil:
 		return err
+	}
+	if len(entries) >= a.batchCap && a.batchCap < a.maxBatch {
+		a.batchCap = min(a.maxBatch, a.batchCap+a.batchCap/8+1)
 	}
 	if err := a.db.NotifyQueue(); err != nil {
 		a.log.Warn("publishing queue head", "err", err)
@@ -324,8 +334,8 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 			return err
 		}
 	}
-	for _, id := range d.retract {
-		if err := a.cs.DeleteTxn(txn, id); err != nil {
+	for _, c := range d.retract {
+		if err := a.cs.RetractTxn(txn, c); err != nil {
 			return err
 		}
 		eff.superseded++

@@ -81,7 +81,7 @@ type decision struct {
 	state        *rowState
 	stateChanged bool
 	create       []*conflicts.Conflict // records to create (idempotent)
-	retract      []string              // ids of records superseded by a newer pair
+	retract      []*conflicts.Conflict // records superseded by a newer pair
 }
 
 func leq(a, b store.VV) bool {
@@ -159,7 +159,7 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 		}
 		for _, c := range recs {
 			if supersedes(c.WinningVV, c.LosingVV, in.VV) || supersedes(c.LosingVV, c.WinningVV, in.VV) {
-				d.retract = append(d.retract, c.ID)
+				d.retract = append(d.retract, c)
 			}
 		}
 		for _, w := range prev {
@@ -293,11 +293,7 @@ func pairRecord(table, rowID string, a, b *version) (*conflicts.Conflict, error)
 	if b.beats(a) {
 		win, lose = b, a
 	}
-	eq, err := conflicts.Equivalent(win.ref(), lose.ref())
-	if err != nil || eq {
-		return nil, err
-	}
-	return conflicts.New(table, rowID, win.ref(), lose.ref(), conflicts.Classify(win.ref(), lose.ref()))
+	return conflicts.NewUnlessEquivalent(table, rowID, win.ref(), lose.ref())
 }
 
 func contains(h []*version, v *version) bool {
