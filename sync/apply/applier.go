@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -362,8 +361,8 @@ func loadState(txn *badger.Txn, table, rowID string) (*rowState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading apply state of %s/%s: %w", table, rowID, err)
 	}
-	st := new(rowState)
-	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, st) }); err != nil {
+	var st *rowState
+	if err := item.Value(func(b []byte) error { st, err = decodeState(b); return err }); err != nil {
 		return nil, fmt.Errorf("decoding apply state of %s/%s: %w", table, rowID, err)
 	}
 	return st, nil
@@ -377,11 +376,7 @@ func saveState(txn *badger.Txn, table, rowID string, st *rowState) error {
 		}
 		return nil
 	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encoding apply state of %s/%s: %w", table, rowID, err)
-	}
-	if err := txn.Set(k, b); err != nil {
+	if err := txn.Set(k, encodeState(st)); err != nil {
 		return fmt.Errorf("writing apply state of %s/%s: %w", table, rowID, err)
 	}
 	return nil
