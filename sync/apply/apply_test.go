@@ -376,7 +376,7 @@ func TestUnknownSchemaParked(t *testing.T) {
 // equals an uninterrupted run's and that no entry was applied twice or
 // skipped.
 func TestCrashMidApply(t *testing.T) {
-	for _, batch := range []int{1, 16} {
+	for _, batch := range []int{1, 16, 4096} {
 		for _, failAt := range []int{1, 37, 77, 199} {
 			t.Run(fmt.Sprintf("batch%d/fail%d", batch, failAt), func(t *testing.T) {
 				a, b := newNode(t, "a", "", nil), newNode(t, "b", "", nil)
@@ -434,3 +434,38 @@ func TestCrashMidApply(t *testing.T) {
 type badgerTxn = badger.Txn
 
 var _ = json.Marshal
+
+// TestBatchTooBigForOneTransaction: with transactions far smaller than
+// MaxBatch entries, batches are split and the batch size adapts; the result
+// equals a reference applier's, nothing is applied twice or skipped.
+func TestBatchTooBigForOneTransaction(t *testing.T) {
+	// On disk: in-memory badger caps values (feed chunks) at 4 KiB.
+	a, b := newNode(t, "a", t.TempDir(), nil), newNode(t, "b", t.TempDir(), nil)
+	big := strings.Repeat("x", 2000)
+	for i := range 300 {
+		a.put(mem, fmt.Sprint(i%50), fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, big))
+		b.put(mem, fmt.Sprint(i%40), fmt.Sprintf(`{"j":%d,"pad":"%s"}`, i, big))
+	}
+	ref := newNode(t, "ref", t.TempDir(), nil)
+	pull(t, ref, a, a.log.Key(), 1000)
+	pull(t, ref, b, b.log.Key(), 1000)
+	ref.catchUp()
+
+	x := &node{tb: t, id: "x", dir: t.TempDir(), memTable: 1 << 20} // badger: ~150 KiB per transaction
+	x.opts = func(o *Options) { o.MaxBatch = 4096 }
+	x.open()
+	t.Cleanup(x.close)
+	pull(t, x, a, a.log.Key(), 1000)
+	pull(t, x, b, b.log.Key(), 1000)
+	if n := x.catchUp(); n != 600 {
+		t.Fatalf("processed %d", n)
+	}
+	if x.ap.batchCap >= 300 {
+		t.Fatalf("batch size did not adapt: %d", x.ap.batchCap)
+	}
+	s := x.ap.Stats()
+	if s.FastForward+s.Concurrent+s.Stale != 600 || len(x.applied) != len(ref.applied) {
+		t.Fatalf("%+v, %d row writes, reference %d", s, len(x.applied), len(ref.applied))
+	}
+	expectSame(t, ref, x)
+}

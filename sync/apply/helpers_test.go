@@ -34,6 +34,8 @@ type node struct {
 	applied []string // OnApplied calls: table/row_id
 	opts    func(*Options)
 	stop    func()
+	// memTable, if set, is the badger memtable size (small: small transactions).
+	memTable int64
 }
 
 func keyOf(id string) ed25519.PrivateKey {
@@ -62,7 +64,7 @@ func (n *node) open() {
 	tb := n.tb
 	tb.Helper()
 	clock := func() time.Time { return testEpoch }
-	db, err := store.Open(n.dir, store.Options{InMemory: n.inMem, Now: clock})
+	db, err := store.Open(n.dir, store.Options{InMemory: n.inMem, Now: clock, MemTableSize: n.memTable})
 	if err != nil {
 		tb.Fatal(err)
 	}
