@@ -65,16 +65,10 @@ func batchBytes(b *Batch) (n int) {
 	return n + len(b.Nodes)*(entryKeyLen+nodeWireSize+16) + len(b.Fork) + stateSize
 }
 
-// stage writes b into txn, state last. If signed is not nil, b.State is
-// being completed concurrently (its head signed): stage writes the records
-// first and waits for signed before it reads b.State. It always waits.
-func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch, signed <-chan struct{}) error {
+// stage writes b into txn, state last.
+func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch) error {
 	get := func(k []byte) ([]byte, bool, error) { return badgerReader{txn}.get(k) }
-	err := s.stageData(txn.Set, get, b)
-	if signed != nil {
-		<-signed
-	}
-	if err != nil {
+	if err := s.stageData(txn.Set, get, b); err != nil {
 		return err
 	}
 	return s.stageState(txn, b)
@@ -190,19 +184,12 @@ func (s *BadgerStorage) stageState(txn *badger.Txn, b *Batch) error {
 // records and nodes through a badger WriteBatch (several transactions),
 // then the state in a final transaction; a crash in between leaves the old
 // state, which does not reach the new records.
-func (s *BadgerStorage) Write(b *Batch) error { return s.write(b, nil) }
-
-// write is Write with b.State completed concurrently until signed is
-// closed (see stage); nil means it is complete.
-func (s *BadgerStorage) write(b *Batch, signed <-chan struct{}) error {
+func (s *BadgerStorage) Write(b *Batch) error {
 	if batchBytes(b) <= s.splitBytes {
-		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b, signed) })
+		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b) })
 		if !errors.Is(err, badger.ErrTxnTooBig) {
 			return err
 		}
-	}
-	if signed != nil {
-		<-signed
 	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()

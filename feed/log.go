@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -26,9 +25,7 @@ type Log struct {
 	// tail is guarded by mu: the framed records of the committed entries
 	// [head.Length - head.Length%16, head.Length) (see Batch.Prior), or nil
 	// if not known (after OpenLog).
-	tail    []byte
-	leaves  [][HashSize]byte // guarded by mu: scratch of hashLeavesLocked
-	hashers []*hasher        // guarded by mu: hashLeavesLocked's helpers
+	tail []byte
 }
 
 // OpenLog opens the author feed of priv in st, loading what was stored
@@ -79,10 +76,10 @@ func (l *Log) Head() Head {
 	return l.head
 }
 
-// buildLocked hashes entries onto the current tree and returns the batch
-// with its head not yet signed (b.State.Head; see signHead). It changes
-// nothing in l but scratch space; the returned roots are fresh. The records
-// are framed (Batch.Frames) in one allocation.
+// buildLocked hashes entries onto the current tree and signs the new head.
+// It changes nothing in l but scratch space; the returned roots are fresh.
+// The records are framed (Batch.Frames) in one allocation, and the stored
+// start of a partial chunk is passed on (Batch.Prior) if known.
 func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	start := l.head.Length
 	size := 0
@@ -91,7 +88,6 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	}
 	frames := make([]byte, size)
 	recs := make([][]byte, len(entries))
-	leaves := l.hashLeavesLocked(entries)
 	w := l.w
 	w.reset()
 	w.stack = append(w.stack, l.roots...)
@@ -99,7 +95,7 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	for j, e := range entries {
 		i := start + uint64(j)
 		// push cannot fail for leaves: sizes are real lengths.
-		_ = w.push(Node{Index: 2 * i, Size: uint64(len(e)), Hash: leaves[j]})
+		_ = w.push(Node{Index: 2 * i, Size: uint64(len(e)), Hash: w.x.leaf(e)})
 		n := recordHeader(i) + len(e)
 		binary.BigEndian.PutUint32(frames[off:], uint32(n))
 		rec := frames[off+4 : off+4+n : off+4+n]
@@ -112,6 +108,7 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	}
 	roots := append([]Node(nil), w.stack...)
 	h := Head{Key: l.key, Length: start + uint64(len(entries)), TreeHash: w.x.tree(roots)}
+	h.sign(l.priv)
 	b := &Batch{Key: l.key, Start: start, Records: recs, Frames: frames, State: &State{Head: h, Length: h.Length}}
 	if start%chunkEntries != 0 && l.tail != nil {
 		b.Prior = l.tail
@@ -119,64 +116,11 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	return b, roots
 }
 
-// signHead signs b's head (l.priv is immutable: no lock needed).
-func (l *Log) signHead(b *Batch) { b.State.Head.sign(l.priv) }
-
-// signAsync signs b's head on another goroutine, so that the caller can
-// stage the records meanwhile; the channel is closed when it is done.
-func (l *Log) signAsync(b *Batch) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		l.signHead(b)
-		close(done)
-	}()
-	return done
-}
-
 // advanceLocked makes the written batch b the committed state.
 func (l *Log) advanceLocked(b *Batch, roots []Node) {
 	l.gen++
 	l.head, l.roots = b.State.Head, roots
 	l.tail = b.lastChunk
-}
-
-// parallelLeaves is the batch size from which leaves are hashed on two
-// cores (or more, one per parallelLeaves/2 entries, up to GOMAXPROCS).
-const parallelLeaves = 64
-
-// hashLeavesLocked returns the leaf hashes of entries, valid until the next
-// call. Large batches are split over goroutines, each with its own hasher.
-func (l *Log) hashLeavesLocked(entries [][]byte) [][HashSize]byte {
-	n := len(entries)
-	if cap(l.leaves) < n {
-		l.leaves = make([][HashSize]byte, n)
-	}
-	out := l.leaves[:n]
-	parts := min(runtime.GOMAXPROCS(0), n/(parallelLeaves/2))
-	if n < parallelLeaves || parts < 2 {
-		for j, e := range entries {
-			out[j] = l.w.x.leaf(e)
-		}
-		return out
-	}
-	for len(l.hashers) < parts-1 {
-		l.hashers = append(l.hashers, newHasher())
-	}
-	per := (n + parts - 1) / parts
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		x, lo, hi := l.hashers[p-1], p*per, min(n, (p+1)*per)
-		wg.Go(func() {
-			for j := lo; j < hi; j++ {
-				out[j] = x.leaf(entries[j])
-			}
-		})
-	}
-	for j := range per {
-		out[j] = l.w.x.leaf(entries[j])
-	}
-	wg.Wait()
-	return out
 }
 
 // Append adds entries as one batch with one signature, writes them to the
@@ -191,14 +135,7 @@ func (l *Log) Append(entries [][]byte) (Head, error) {
 		return l.head, fmt.Errorf("appending to %s: %w", l.key, ErrOutOfRange)
 	}
 	b, roots := l.buildLocked(entries)
-	var err error
-	if bs, ok := l.st.(*BadgerStorage); ok {
-		err = bs.write(b, l.signAsync(b))
-	} else {
-		l.signHead(b)
-		err = l.st.Write(b)
-	}
-	if err != nil {
+	if err := l.st.Write(b); err != nil {
 		return l.head, fmt.Errorf("appending %d entries to %s: %w", len(entries), l.key, err)
 	}
 	l.advanceLocked(b, roots)
@@ -231,7 +168,7 @@ func (l *Log) Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error
 		return nil, fmt.Errorf("staging to %s: %w", l.key, ErrOutOfRange)
 	}
 	b, roots := l.buildLocked(entries)
-	if err := bs.stage(txn, b, l.signAsync(b)); err != nil {
+	if err := bs.stage(txn, b); err != nil {
 		return nil, fmt.Errorf("staging %d entries to %s: %w", len(entries), l.key, err)
 	}
 	l.gen++
