@@ -16,8 +16,8 @@
 // # The caller's contract
 //
 //  1. The apply loop writes and retracts records inside its own badger
-//     transaction with PutTxn and DeleteTxn, reading a row's records with
-//     ForRowTxn; it commits through its own retry loop (these writes conflict
+//     transaction with PutTxn and DeleteTxn (RetractTxn for a record it has
+//     just read), reading a row's records with ForRowTxn; it commits through its own retry loop (these writes conflict
 //     with MarkRead on the open-notification pointer, so retry ErrConflict).
 //  2. PutTxn raises a notification only when the record is new and no unread
 //     conflict notification exists: one notification per burst of conflicts.

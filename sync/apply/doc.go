@@ -80,8 +80,9 @@
 //     derived (conflicts.ID).
 //
 // To decide pairs without keeping every version forever, the loop keeps per
-// row (n/apply/r/<table>/<row_id>) the versions that may still pair with a
-// version not yet applied, and Seen, the highest counter applied per origin.
+// row (n/apply/r/<table>/<row_id>, binary: statecodec.go) the versions that
+// may still pair with a version not yet applied, and Seen, the highest
+// counter applied per origin.
 // A version x is dropped once a version y above it is a single step on top
 // of it (y's vector minus y's own increment is at or below x's): for any
 // z ‖ x, applied or not, (y, z) then dominates (x, z). The sides of a merge
