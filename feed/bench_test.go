@@ -98,7 +98,7 @@ var benchStores = []struct {
 func BenchmarkAppend(b *testing.B) {
 	entries := benchEntries(1000)
 	for _, s := range benchStores {
-		for _, batch := range []int{1, 100} {
+		for _, batch := range []int{1, 100, 1000} {
 			b.Run(fmt.Sprintf("store=%s/batch=%d", s.name, batch), func(b *testing.B) {
 				const resetEvery = 300_000 // bound memory and disk of long runs
 				st, done := s.mk(b)

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// mappedRSSKB sums the Rss of this process's mappings of files under dir
+// (/proc/self/smaps).
+func mappedRSSKB(t *testing.T, dir string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip("no /proc/self/smaps")
+	}
+	defer f.Close()
+	prefix := filepath.Clean(dir) + "/"
+	var sum int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 5 && strings.Contains(fs[0], "-") {
+			in = len(fs) >= 6 && strings.HasPrefix(fs[5], prefix)
+			continue
+		}
+		if in && len(fs) >= 2 && fs[0] == "Rss:" {
+			n, _ := strconv.ParseInt(fs[1], 10, 64)
+			sum += n
+		}
+	}
+	return sum
+}
+
+// pageOutMapped takes badger's mapped pages out of RSS, and what they held
+// reads back intact.
+func TestPageOutMapped(t *testing.T) {
+	dir, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := Open(dir, Options{Logger: quiet, MappedBudget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	val := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("%07d", i)), 1000) } // 7 KB: value log
+	for i := 0; i < 4000; i += 100 {
+		err := db.Update(func(txn *badger.Txn) error {
+			for j := i; j < i+100; j++ {
+				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), val(j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := mappedRSSKB(t, dir)
+	if before < 20<<10 {
+		t.Fatalf("only %d KiB of badger's files resident after writing 28 MB", before)
+	}
+	if err := pageOutMapped(dir); err == errPageoutUnsupported {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	after := mappedRSSKB(t, dir)
+	t.Logf("badger's mapped files resident: %d KiB before, %d KiB after", before, after)
+	if after > before/4 {
+		t.Fatalf("%d KiB still resident of %d", after, before)
+	}
+	err = db.View(func(txn *badger.Txn) error {
+		for i := 0; i < 4000; i++ {
+			item, err := txn.Get([]byte(fmt.Sprintf("x/%07d", i)))
+			if err != nil {
+				return err
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(v, val(i)) {
+				return fmt.Errorf("value %d differs", i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The trimmer started by Open keeps badger's resident mapped pages near the
+// budget while more than that is written; Close stops it.
+func TestTrimmerKeepsMappedPagesNearBudget(t *testing.T) {
+	dir, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := Open(dir, Options{Logger: quiet, MappedBudget: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v := bytes.Repeat([]byte("v"), 8<<10)
+	for i := 0; i < 6000; i += 100 { // 48 MB
+		err := db.Update(func(txn *badger.Txn) error {
+			for j := i; j < i+100; j++ {
+				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := mappedRSSKB(t, dir)
+		if n < 16<<10 {
+			t.Logf("badger's mapped files resident: %d KiB after writing 48 MB", n)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("badger's mapped files still %d KiB resident after writing 48 MB with a 4 MiB budget", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
