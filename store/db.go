@@ -129,7 +129,8 @@ const trimInterval = 100 * time.Millisecond
 
 // trimMapped runs until Close: every trimInterval it reads RssFile and, once it has
 // grown by budgetKB since the last trim, reclaims the resident pages of badger's mapped
-// files in dir (pageOutMapped). It stops for good if the kernel cannot do it.
+// files in dir (pageOutMapped). It stops for good if the kernel cannot do it; after
+// another error it waits for the next budget's worth of growth.
 func (db *DB) trimMapped(dir string, budgetKB int64) {
 	defer close(db.trimDone)
 	t := time.NewTicker(trimInterval)
@@ -146,9 +147,11 @@ func (db *DB) trimMapped(dir string, budgetKB int64) {
 			base = min(base, rss)
 			continue
 		}
-		if err := pageOutMapped(dir); err != nil {
+		if err := pageOutMapped(dir); errors.Is(err, errPageoutUnsupported) {
 			db.log.Warn("store: not trimming badger's mapped files", "err", err)
 			return
+		} else if err != nil {
+			db.log.Warn("store: trimming badger's mapped files", "err", err)
 		}
 		base = residentFileKB()
 	}

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -22,6 +24,17 @@ const madvPageout = 21
 
 // mappedTrimSupported reports whether this platform can trim mapped pages.
 const mappedTrimSupported = true
+
+// pageoutSupported reports whether the kernel knows MADV_PAGEOUT (5.4+), by
+// trying it on a page of our own.
+func pageoutSupported() bool {
+	b, err := syscall.Mmap(-1, 0, os.Getpagesize(), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return false
+	}
+	defer syscall.Munmap(b)
+	return syscall.Madvise(b, madvPageout) == nil
+}
 
 // residentFileKB returns RssFile of this process in KiB (0 if unknown).
 func residentFileKB() int64 {
@@ -43,11 +56,15 @@ func residentFileKB() int64 {
 
 // pageOutMapped asks the kernel to reclaim the resident pages of every
 // mapping of a badger file (.sst, .vlog, .mem) in dir. It returns
-// errPageoutUnsupported if the kernel lacks MADV_PAGEOUT.
+// errPageoutUnsupported if the kernel lacks MADV_PAGEOUT or there is no
+// /proc/self/maps. A range unmapped (or remapped) meanwhile is skipped.
 func pageOutMapped(dir string) error {
+	if !pageoutOnce() {
+		return errPageoutUnsupported
+	}
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errPageoutUnsupported, err)
 	}
 	defer f.Close()
 	prefix := filepath.Clean(dir) + string(filepath.Separator)
@@ -73,14 +90,16 @@ func pageOutMapped(dir string) error {
 			continue
 		}
 		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), madvPageout)
-		switch {
-		case e == syscall.EINVAL:
-			return errPageoutUnsupported
-		case e != 0 && e != syscall.ENOMEM: // ENOMEM: unmapped meanwhile
-			return e
+		switch e {
+		case 0, syscall.ENOMEM, syscall.EINVAL: // unmapped, or remapped as something PAGEOUT refuses
+		default:
+			return fmt.Errorf("madvise(MADV_PAGEOUT) of %s: %w", path, e)
 		}
 	}
 	return sc.Err()
 }
 
-var errPageoutUnsupported = errors.New("madvise(MADV_PAGEOUT) not supported by this kernel")
+var (
+	errPageoutUnsupported = errors.New("trimming mapped pages needs madvise(MADV_PAGEOUT) (Linux 5.4+) and /proc")
+	pageoutOnce           = sync.OnceValue(pageoutSupported)
+)
