@@ -23,7 +23,7 @@ func mappedRSSKB(t *testing.T, dir string) int64 {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
-		t.Skip("no /proc/self/smaps")
+		t.Fatalf("reading /proc/self/smaps (procfs is needed to measure RSS): %v", err)
 	}
 	defer f.Close()
 	prefix := filepath.Clean(dir) + "/"
@@ -75,8 +75,8 @@ func TestPageOutMapped(t *testing.T) {
 	if before < 20<<10 {
 		t.Fatalf("only %d KiB of badger's files resident after writing 28 MB", before)
 	}
-	if err := pageOutMapped(dir); errors.Is(err, errPageoutUnsupported) {
-		t.Skip(err)
+	if err := pageOutMapped(dir); errors.Is(err, errPageoutUnsupported) && os.Getenv("CI") == "" {
+		t.Skipf("this kernel has no MADV_PAGEOUT (Linux 5.4+): %v", err) // in CI this fails below
 	} else if err != nil {
 		t.Fatal(err)
 	}
