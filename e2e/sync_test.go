@@ -270,3 +270,38 @@ func TestTamperedEntryRejectedAndSyncRecovers(t *testing.T) {
 		t.Fatalf("metrics lack the rejection counter: %d", st)
 	}
 }
+
+// TestRevokedFeedNotTakenThroughARelay: once home revokes laptop, laptop's
+// new entries are refused even when another satellite relays them.
+func TestRevokedFeedNotTakenThroughARelay(t *testing.T) {
+	home, sats := cluster(t, "laptop", "vps")
+	a, b := sats[0], sats[1]
+	aID := instanceID(a)
+	Eventually(t, syncTimeout, "convergence", func() bool { return converged(home, a, b) })
+	Eventually(t, syncTimeout, "laptop and vps to know each other", func() bool {
+		out, _, err := a.CLI("instance", "list")
+		return err == nil && strings.Contains(out, "vps")
+	})
+
+	cut(home)
+	writeN(t, a, 5, "after the theft")
+	want := feedLengths(a)[aID]
+	Eventually(t, syncTimeout, "vps to hold laptop's new entries", func() bool { return feedLengths(b)[aID] == want })
+	held := feedLengths(home)[aID]
+	home.MustCLI("instance", "revoke", aID)
+	heal(home)
+	// vps reconnects to home and offers laptop's feed; give it time to try.
+	Eventually(t, syncTimeout, "home to reconnect to vps", func() bool {
+		_, body := home.Do("GET", "/v1/sync/status", nil)
+		for _, p := range body["peers"].([]any) {
+			if m := p.(map[string]any); m["instance_id"] == instanceID(b) && m["connected"] == true {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(3 * time.Second)
+	if got := feedLengths(home)[aID]; got != held {
+		t.Fatalf("home took %v entries of a revoked instance through a relay", got-held)
+	}
+}

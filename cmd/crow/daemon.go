@@ -52,11 +52,19 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		return err
 	}
 	replicas := feed.OpenReplicas(feedStore, own.Key())
-	// applier is set below; replicas only grow once the sync node runs.
-	var applier *apply.Applier
+	// applier and reg are set below; replicas only grow once the sync node runs.
+	var (
+		applier *apply.Applier
+		reg     *registry.Registry
+	)
 	syncFeeds := feeds.New(own, replicas, feeds.Options{
 		Logger:   log,
 		OnStored: func(feed.PublicKey, feed.State) { applier.Notify() },
+		// A revoked instance's feed takes no new entries, whoever relays it.
+		Allow: func(key feed.PublicKey) bool {
+			in, err := reg.LookupKey(key[:])
+			return err != nil || !in.Revoked()
+		},
 	})
 
 	// The local write path appends to our feed in the row's transaction.
@@ -72,7 +80,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	indexer := search.NewIndexer(db, ix)
 	mem := memory.NewService(db, writer, ix, memory.Options{})
 
-	reg, err := registry.New(ctx, registry.Config{
+	reg, err = registry.New(ctx, registry.Config{
 		Seed: h.Seed(), SelfID: h.InstanceID,
 		Table:        registry.StoreTable{DB: db, Writer: writer},
 		Observations: registry.StoreObservations{DB: db},
@@ -91,7 +99,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	}
 	applier, err = apply.New(apply.Options{
 		DB: db, Replicas: replicas, Conflicts: conflictStore, Self: own.Key(), InstanceID: h.InstanceID,
-		Metrics: applyMetrics, Logger: log,
+		AuthorKey: h.Seed().InstancePublicKey, Metrics: applyMetrics, Logger: log,
 		OnApplied: func(table string, _ *store.Row) {
 			if table == store.TableCrowInstances {
 				if err := reg.Reload(context.Background()); err != nil {

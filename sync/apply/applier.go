@@ -1,7 +1,9 @@
 package apply
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,6 +25,11 @@ type Options struct {
 	Self      feed.PublicKey   // this instance's own feed: never applied
 	// InstanceID is this instance's id (required).
 	InstanceID string
+	// AuthorKey, if set, returns the key the identity's master seed derives
+	// for an instance id. An entry whose change record names an instance
+	// whose derived key is not the key of the feed carrying it is parked,
+	// never applied: a feed can only speak for the instance that signs it.
+	AuthorKey func(instanceID string) ed25519.PublicKey
 	// OnApplied, if set, is called after each transaction commits, in order,
 	// for every row the transaction changed (table and the new envelope). It
 	// runs on the applying goroutine and must not block for long.
@@ -51,6 +58,7 @@ type Applier struct {
 	self      feed.PublicKey
 	rules     rules
 	onApplied func(string, *store.Row)
+	authorKey func(string) ed25519.PublicKey
 	m         *Metrics
 	log       *slog.Logger
 	maxBatch  int
@@ -90,7 +98,7 @@ func New(o Options) (*Applier, error) {
 		o.Rescan = time.Minute
 	}
 	return &Applier{
-		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID},
+		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, authorKey: o.AuthorKey,
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
 		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, wake: make(chan struct{}, 1),
 	}, nil
@@ -294,6 +302,8 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 		reason = "change record of this instance's own id in another feed"
 	case rec.RowID == "" || rec.VV[rec.InstanceID] == 0:
 		reason = "change record without a row id or without its origin in its version vector"
+	case a.authorKey != nil && !bytes.Equal(a.authorKey(rec.InstanceID), key[:]):
+		reason = "change record names instance " + rec.InstanceID + ", whose key is not the key of this feed"
 	}
 	if reason != "" {
 		eff.parked++

@@ -21,9 +21,10 @@ type Options struct {
 	// the replica of key, with the replica's new state. It is called from the
 	// Node's goroutine and must not block.
 	OnStored func(key feed.PublicKey, st feed.State)
-	// Allow selects the feeds to replicate (registered, non-revoked
-	// instances). nil replicates every feed. Feeds already held are served
-	// and announced whatever Allow says.
+	// Allow selects the feeds that take new entries: a feed it refuses
+	// (e.g. a revoked instance's) gets no new range from any peer, and its
+	// announced heads are ignored; what is already held is still served and
+	// announced. nil allows every feed.
 	Allow func(key feed.PublicKey) bool
 }
 
@@ -166,9 +167,7 @@ func (f *Feeds) VerifyHead(h wire.Head) (wire.Head, error) {
 		return h, nil
 	}
 	if !f.allowed(key) {
-		if _, err := f.reps.State(key); errors.Is(err, feed.ErrNotFound) {
-			return wire.Head{}, fmt.Errorf("head of %s: %w", h.Feed.Short(), crowsync.ErrUnknownFeed)
-		}
+		return wire.Head{}, fmt.Errorf("head of %s: %w", h.Feed.Short(), crowsync.ErrUnknownFeed)
 	}
 	if err := f.reps.ObserveHead(sh); err != nil {
 		return wire.Head{}, mapErr(fmt.Sprintf("head of %s at %d", h.Feed.Short(), sh.Length), err)
@@ -277,9 +276,7 @@ func (f *Feeds) VerifyAndStore(r wire.Range) (wire.Head, error) {
 		return wire.Head{}, fmt.Errorf("%s: the own feed is not replicated from peers: %w", doing, crowsync.ErrUnknownFeed)
 	}
 	if !f.allowed(key) {
-		if _, err := f.reps.State(key); errors.Is(err, feed.ErrNotFound) {
-			return wire.Head{}, fmt.Errorf("%s: %w", doing, crowsync.ErrUnknownFeed)
-		}
+		return wire.Head{}, fmt.Errorf("%s: %w", doing, crowsync.ErrUnknownFeed)
 	}
 	sh, err := decodeHead(r.Head)
 	if err != nil {
