@@ -148,3 +148,32 @@ func TestNewUnlessEquivalentMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRaiseOnePerKindUntilRead: other kinds of notification (a feed fork)
+// are deduplicated per kind like conflicts, independently of them.
+func TestRaiseOnePerKindUntilRead(t *testing.T) {
+	db, err := store.Open("", store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewStore(db, time.Now)
+	for range 3 {
+		if err := s.Raise(KindFeedFork, "A feed forked", "laptop's feed has two histories", InstancesLink); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns, err := s.Notifications()
+	if err != nil || len(ns) != 1 || ns[0].Kind != KindFeedFork || ns[0].Priority != PriorityHigh || ns[0].Read {
+		t.Fatalf("after three raises: %v %+v", err, ns)
+	}
+	if err := s.MarkRead(ns[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Raise(KindFeedFork, "A feed forked", "again", InstancesLink); err != nil {
+		t.Fatal(err)
+	}
+	if ns, _ = s.Notifications(); len(ns) != 2 || ns[0].Read || !ns[1].Read {
+		t.Fatalf("a raise after reading did not make a new unread notification: %+v", ns)
+	}
+}

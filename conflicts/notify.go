@@ -12,11 +12,15 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// Notification kinds, priorities and the recovery view link.
+// Notification kinds, priorities and the views they link to.
 const (
 	KindSyncConflict = "sync_conflict"
-	PriorityHigh     = "high"
-	RecoveryLink     = "/ui/conflicts"
+	// KindFeedFork: an instance's feed has two signed histories (a restored
+	// backup, a cloned machine); it stopped replicating.
+	KindFeedFork  = "feed_fork"
+	PriorityHigh  = "high"
+	RecoveryLink  = "/ui/conflicts"
+	InstancesLink = "/ui/instances"
 )
 
 // Notification is an operator notification. JSON field names are stable.
@@ -41,7 +45,31 @@ func noteKey(id string) []byte { return append(append([]byte(nil), prefixNote...
 
 // raiseTxn creates the conflict notification for c unless an unread one exists.
 func (s *Store) raiseTxn(txn *badger.Txn, c *Conflict) error {
-	open := []byte(prefixOpen + KindSyncConflict)
+	return s.raiseKindTxn(txn, Notification{
+		Kind: KindSyncConflict, Priority: PriorityHigh,
+		Title: "Sync conflicts need review",
+		Body: fmt.Sprintf("Instances changed the same rows without seeing each other's edits (first: %s/%s, %s). "+
+			"The overwritten versions are kept; review them in the recovery view.", c.TableName, c.RowID, c.Op),
+		Link: RecoveryLink,
+	})
+}
+
+// Raise records a high-priority notification of kind unless an unread one of
+// that kind exists (one notification per burst, as for conflicts).
+func (s *Store) Raise(kind, title, body, link string) error {
+	err := s.db.Update(func(txn *badger.Txn) error {
+		return s.raiseKindTxn(txn, Notification{Kind: kind, Priority: PriorityHigh, Title: title, Body: body, Link: link})
+	})
+	if err != nil {
+		return fmt.Errorf("raising %s notification: %w", kind, err)
+	}
+	return nil
+}
+
+// raiseKindTxn stores n (its ID and CreatedAt assigned here) unless an unread
+// notification of n.Kind exists.
+func (s *Store) raiseKindTxn(txn *badger.Txn, n Notification) error {
+	open := []byte(prefixOpen + n.Kind)
 	_, err := txn.Get(open)
 	if err == nil {
 		return nil // an unread notification already covers this burst
@@ -66,13 +94,7 @@ func (s *Store) raiseTxn(txn *badger.Txn, c *Conflict) error {
 		return fmt.Errorf("reading notification seq: %w", err)
 	}
 	seq++
-	n := Notification{
-		ID: fmt.Sprintf("%016x", seq), Kind: KindSyncConflict, Priority: PriorityHigh,
-		Title: "Sync conflicts need review",
-		Body: fmt.Sprintf("Instances changed the same rows without seeing each other's edits (first: %s/%s, %s). "+
-			"The overwritten versions are kept; review them in the recovery view.", c.TableName, c.RowID, c.Op),
-		Link: RecoveryLink, CreatedAt: s.now().UTC(),
-	}
+	n.ID, n.CreatedAt = fmt.Sprintf("%016x", seq), s.now().UTC()
 	b, err := json.Marshal(n)
 	if err != nil {
 		return fmt.Errorf("encoding notification: %w", err)

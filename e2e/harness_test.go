@@ -298,3 +298,23 @@ func (d *Daemon) DoRaw(method, path string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// CopyDaemon makes a daemon from a copy of src's data directory (src must be
+// stopped): the same identity and instance id on another "machine" — a clone.
+func CopyDaemon(t testing.TB, src *Daemon, name string) *Daemon {
+	t.Helper()
+	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{},
+		gwPort: freePort(t), syncPort: freePort(t), Key: src.Key}
+	if out, err := exec.Command("cp", "-a", src.Home, d.Home).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v: %s", src.Home, err, out)
+	}
+	t.Cleanup(func() {
+		d.Stop()
+		if t.Failed() {
+			d.mu.Lock()
+			t.Logf("---- log of %s ----\n%s", d.Name, d.log.String())
+			d.mu.Unlock()
+		}
+	})
+	return d
+}

@@ -305,3 +305,35 @@ func TestRevokedFeedNotTakenThroughARelay(t *testing.T) {
 		t.Fatalf("home took %v entries of a revoked instance through a relay", got-held)
 	}
 }
+
+// TestClonedMachineForkNotifiesOperator: a satellite's data directory copied
+// to another machine (a clone) makes two signed histories of one feed; home
+// keeps replicating everything else and raises one high-priority notification.
+func TestClonedMachineForkNotifiesOperator(t *testing.T) {
+	home, sats := cluster(t, "laptop")
+	a := sats[0]
+	writeN(t, a, 2, "shared past")
+	Eventually(t, syncTimeout, "convergence", func() bool { return converged(home, a) })
+	a.Stop()
+	clone := CopyDaemon(t, a, "laptop-clone")
+	writeOffline := func(d *Daemon, tag string) {
+		d.Start()
+		writeN(t, d, 3, tag)
+	}
+	writeOffline(a, "original")
+	Eventually(t, syncTimeout, "home to take the original's entries", func() bool { return converged(home, a) })
+	a.Stop()
+	writeOffline(clone, "clone") // same key, another history
+	Eventually(t, syncTimeout, "a fork notification on home", func() bool {
+		_, n := home.Do("GET", "/v1/notifications", nil)
+		for _, x := range n["notifications"].([]any) {
+			if x.(map[string]any)["kind"] == "feed_fork" {
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(home.Log(), "fork") {
+		t.Fatal("home logged nothing about the fork")
+	}
+}

@@ -27,6 +27,7 @@ import (
 	crowsync "github.com/crow-sync/crow/sync"
 	"github.com/crow-sync/crow/sync/apply"
 	"github.com/crow-sync/crow/sync/feeds"
+	"github.com/crow-sync/crow/sync/protocol"
 	"github.com/crow-sync/crow/sync/transport"
 )
 
@@ -142,8 +143,19 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		return fmt.Errorf("sync listen on %s: %w", syncListen, err)
 	}
 	defer host.Close()
+	// A fork (two signed histories of one feed) stops that feed; the operator
+	// hears of it through a high-priority notification.
+	forks := make(chan crowsync.Event, 16)
 	node, err := crowsync.NewNode(crowsync.Config{
 		Transport: host, Feeds: withTestHooks(log, syncFeeds), Self: crowsync.FeedKey(own.Key()), Logger: log, Registerer: metrics,
+		OnEvent: func(ev crowsync.Event) {
+			if ev.Kind == protocol.EventFork {
+				select {
+				case forks <- ev:
+				default: // a burst: the notification is deduplicated anyway
+				}
+			}
+		},
 	})
 	if err != nil {
 		return err
@@ -193,6 +205,24 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
 		service{"sync", node.Serve},
 		service{"apply", applier.Serve},
+		service{"fork-notifier", func(ctx context.Context) error {
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case ev := <-forks:
+					who := ev.Feed.Short()
+					if in, err := reg.LookupKey(ev.Feed[:]); err == nil {
+						who = in.Name + " (" + in.ID + ")"
+					}
+					body := fmt.Sprintf("The feed of %s has two validly signed histories that do not extend each other "+
+						"(a restored backup or a cloned machine?). It stopped replicating; both heads are kept as evidence.", who)
+					if err := conflictStore.Raise(conflicts.KindFeedFork, "A feed forked", body, conflicts.InstancesLink); err != nil {
+						log.Error("raising the fork notification", "err", err)
+					}
+				}
+			}
+		}},
 		service{"prober", prober.Serve},
 		service{"registry", func(ctx context.Context) error {
 			// Our own row: in the table from the first start, and kept current
