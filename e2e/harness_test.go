@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -248,15 +249,36 @@ func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any)
 // URL is the daemon's gateway URL.
 func (d *Daemon) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", d.gwPort) }
 
-// freePort returns a loopback TCP port that was free a moment ago.
+// usedPorts are the ports freePort handed out in this test process: a daemon
+// keeps its ports across restarts, so none may be handed out twice.
+var (
+	usedPortsMu sync.Mutex
+	usedPorts   = map[int]bool{}
+)
+
+// freePort returns a loopback TCP port that was free a moment ago and that no
+// other daemon of this test process was given. It is drawn below the kernel's
+// ephemeral range (32768 and up by default), so an outgoing connection cannot
+// take it while its daemon is stopped for a restart.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	usedPortsMu.Lock()
+	defer usedPortsMu.Unlock()
+	for range 1000 {
+		port := 20000 + mrand.IntN(12000)
+		if usedPorts[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		usedPorts[port] = true
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free loopback port below the ephemeral range after 1000 tries")
+	return 0
 }
 
 // Eventually polls cond until it holds or the timeout passes.
