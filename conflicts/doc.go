@@ -16,9 +16,11 @@
 // # The caller's contract
 //
 //  1. The apply loop writes and retracts records inside its own badger
-//     transaction with PutTxn and DeleteTxn (RetractTxn for a record it has
-//     just read), reading a row's records with ForRowTxn; it commits through its own retry loop (these writes conflict
-//     with MarkRead on the open-notification pointer, so retry ErrConflict).
+//     transaction with UpdateRowTxn (or PutTxn, DeleteTxn, RetractTxn one at
+//     a time), reading a row's record ids and vectors with RowIndexTxn (the
+//     full records with ForRowTxn); it commits through its own retry loop
+//     (these writes conflict with MarkRead on the open-notification pointer,
+//     so retry ErrConflict).
 //  2. PutTxn raises a notification only when the record is new and no unread
 //     conflict notification exists: one notification per burst of conflicts.
 //  3. Readers use Get, List, Notifications and MarkRead (each its own
@@ -27,7 +29,8 @@
 // # Keyspace (prefixes of the shared badger DB owned by this package)
 //
 //	n/conflicts/c/<id>                         Conflict JSON
-//	n/conflicts/r/<table>/<row_id>             JSON array of the row's record ids, sorted
+//	n/conflicts/r/<table>/<row_id>             the row's record ids and vectors, sorted by id
+//	                                           (binary, store.go; a JSON id array from earlier builds is read)
 //	n/notifications/i/<id>                     Notification JSON
 //	n/notifications/seq                        last notification number, uint64 BE
 //	n/notifications/open/<kind>                id of the unread notification of kind

@@ -1,6 +1,8 @@
 package conflicts
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +22,132 @@ func conflictKey(id string) []byte { return append(append([]byte(nil), prefixCon
 
 func rowKey(table, rowID string) []byte { return []byte(string(prefixRow) + table + "/" + rowID) }
 
-// rowIDsTxn reads the ids of a row's records (one key: no iterator, which in a
-// read-write transaction would sort all its pending writes).
-func rowIDsTxn(txn *badger.Txn, table, rowID string) ([]string, error) {
+// RowRecord is one entry of a row's record index: a record's id and its two
+// vectors, which is all the apply loop needs to decide which records a new
+// version supersedes (the vectors of a record never change: its id is derived
+// from them).
+type RowRecord struct {
+	ID        string
+	WinningVV store.VV
+	LosingVV  store.VV
+}
+
+// The row index (n/conflicts/r/<table>/<row_id>) is stored in binary form,
+// version 1:
+//
+//	0x01
+//	uvarint   number of records, then per record, sorted by id:
+//	  string  id
+//	  vv      winning vector
+//	  vv      losing vector
+//
+// where string is a uvarint length and the bytes, and vv is a uvarint count
+// then (string id, uvarint counter) pairs sorted by id. A value starting with
+// '[' is the JSON array of ids written by earlier builds: it is still read
+// (the vectors then come from the records) and rewritten in binary form the
+// next time the row's records change.
+const rowIndexV1 = 0x01
+
+var errBadRowIndex = errors.New("malformed conflict row index")
+
+func encodeRowIndex(recs []RowRecord) []byte {
+	b := make([]byte, 0, 1+len(recs)*80)
+	b = append(b, rowIndexV1)
+	b = binary.AppendUvarint(b, uint64(len(recs)))
+	for _, r := range recs {
+		b = appendString(b, r.ID)
+		b = appendVV(b, r.WinningVV)
+		b = appendVV(b, r.LosingVV)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendVV(b []byte, v store.VV) []byte {
+	ids := make([]string, 0, len(v))
+	for id := range v {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendString(b, id)
+		b = binary.AppendUvarint(b, v[id])
+	}
+	return b
+}
+
+// decodeRowIndex decodes a binary row index. It copies everything it keeps.
+func decodeRowIndex(b []byte) ([]RowRecord, error) {
+	if len(b) == 0 || b[0] != rowIndexV1 {
+		return nil, errBadRowIndex
+	}
+	d := indexDecoder{b: b[1:]}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return nil, errBadRowIndex
+	}
+	recs := make([]RowRecord, 0, n)
+	for range n {
+		r := RowRecord{ID: string(d.bytes())}
+		r.WinningVV = d.vv()
+		r.LosingVV = d.vv()
+		recs = append(recs, r)
+	}
+	if d.bad || len(d.b) != 0 {
+		return nil, errBadRowIndex
+	}
+	return recs, nil
+}
+
+type indexDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *indexDecoder) uvarint() uint64 {
+	x, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return x
+}
+
+func (d *indexDecoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *indexDecoder) vv() store.VV {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	v := make(store.VV, n)
+	for range n {
+		id := string(d.bytes())
+		v[id] = d.uvarint()
+	}
+	return v
+}
+
+// rowIndexTxn reads a row's record index, sorted by id (one key: no
+// iterator, which in a read-write transaction would sort all its pending
+// writes).
+func (s *Store) rowIndexTxn(txn *badger.Txn, table, rowID string) ([]RowRecord, error) {
 	item, err := txn.Get(rowKey(table, rowID))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
@@ -30,25 +155,45 @@ func rowIDsTxn(txn *badger.Txn, table, rowID string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading conflicts of %s/%s: %w", table, rowID, err)
 	}
+	var recs []RowRecord
 	var ids []string
-	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &ids) }); err != nil {
+	if err := item.Value(func(b []byte) error {
+		if len(b) > 0 && b[0] == '[' {
+			return json.Unmarshal(b, &ids)
+		}
+		recs, err = decodeRowIndex(b)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("decoding conflicts of %s/%s: %w", table, rowID, err)
 	}
-	return ids, nil
+	if ids != nil { // legacy form: the vectors are in the records
+		recs = make([]RowRecord, 0, len(ids))
+		for _, id := range ids {
+			c, err := s.GetTxn(txn, id)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, RowRecord{ID: id, WinningVV: c.WinningVV, LosingVV: c.LosingVV})
+		}
+	}
+	return recs, nil
 }
 
-func setRowIDsTxn(txn *badger.Txn, table, rowID string, ids []string) error {
+func setRowIndexTxn(txn *badger.Txn, table, rowID string, recs []RowRecord) error {
 	var err error
-	if len(ids) == 0 {
+	if len(recs) == 0 {
 		err = txn.Delete(rowKey(table, rowID))
 	} else {
-		b, _ := json.Marshal(ids)
-		err = txn.Set(rowKey(table, rowID), b)
+		err = txn.Set(rowKey(table, rowID), encodeRowIndex(recs))
 	}
 	if err != nil {
 		return fmt.Errorf("indexing conflicts of %s/%s: %w", table, rowID, err)
 	}
 	return nil
+}
+
+func findRecord(recs []RowRecord, id string) (int, bool) {
+	return slices.BinarySearchFunc(recs, id, func(r RowRecord, id string) int { return cmp.Compare(r.ID, id) })
 }
 
 // Store reads and writes conflict records and notifications in the instance's
@@ -76,36 +221,76 @@ func (s *Store) PutTxn(txn *badger.Txn, c *Conflict) (created bool, err error) {
 	if c.ID == "" || c.TableName == "" || c.RowID == "" {
 		return false, errors.New("putting conflict: missing id, table or row id")
 	}
-	_, err = txn.Get(conflictKey(c.ID))
-	if err == nil {
-		return false, nil
-	}
-	if !errors.Is(err, badger.ErrKeyNotFound) {
-		return false, fmt.Errorf("reading conflict %s: %w", c.ID, err)
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = s.now().UTC()
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return false, fmt.Errorf("encoding conflict %s: %w", c.ID, err)
-	}
-	if err := txn.Set(conflictKey(c.ID), b); err != nil {
-		return false, fmt.Errorf("writing conflict %s: %w", c.ID, err)
-	}
-	ids, err := rowIDsTxn(txn, c.TableName, c.RowID)
-	if err != nil {
-		return false, err
-	}
-	if i, found := slices.BinarySearch(ids, c.ID); !found {
-		if err := setRowIDsTxn(txn, c.TableName, c.RowID, slices.Insert(ids, i, c.ID)); err != nil {
-			return false, err
+	n, err := s.UpdateRowTxn(txn, c.TableName, c.RowID, nil, []*Conflict{c})
+	return n == 1, err
+}
+
+// UpdateRowTxn retracts the records with ids retract (missing ids are
+// skipped), then puts each record of create as PutTxn does (all of the row
+// table/rowID), inside txn, reading and writing the row index once. It is
+// RetractTxn for each of retract then PutTxn for each of create, and returns
+// how many records it created.
+func (s *Store) UpdateRowTxn(txn *badger.Txn, table, rowID string, retract []string, create []*Conflict) (created int, err error) {
+	for _, c := range create {
+		if c.ID == "" || c.TableName != table || c.RowID != rowID {
+			return 0, fmt.Errorf("putting conflict %q: missing id, or not a record of %s/%s", c.ID, table, rowID)
 		}
 	}
-	if err := s.raiseTxn(txn, c); err != nil {
-		return false, err
+	recs, err := s.rowIndexTxn(txn, table, rowID)
+	if err != nil {
+		return 0, err
 	}
-	return true, nil
+	changed := false
+	for _, id := range retract {
+		if err := txn.Delete(conflictKey(id)); err != nil {
+			return 0, fmt.Errorf("deleting conflict %s: %w", id, err)
+		}
+		if i, found := findRecord(recs, id); found {
+			recs = slices.Delete(recs, i, i+1)
+			changed = true
+		}
+	}
+	var first *Conflict
+	for _, c := range create {
+		_, err = txn.Get(conflictKey(c.ID))
+		if err == nil {
+			continue // exists: kept as it is
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return 0, fmt.Errorf("reading conflict %s: %w", c.ID, err)
+		}
+		if c.CreatedAt.IsZero() {
+			c.CreatedAt = s.now().UTC()
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return 0, fmt.Errorf("encoding conflict %s: %w", c.ID, err)
+		}
+		if err := txn.Set(conflictKey(c.ID), b); err != nil {
+			return 0, fmt.Errorf("writing conflict %s: %w", c.ID, err)
+		}
+		if i, found := findRecord(recs, c.ID); !found {
+			recs = slices.Insert(recs, i, RowRecord{ID: c.ID, WinningVV: c.WinningVV.Copy(), LosingVV: c.LosingVV.Copy()})
+			changed = true
+		}
+		if first == nil {
+			first = c
+		}
+		created++
+	}
+	if changed {
+		if err := setRowIndexTxn(txn, table, rowID, recs); err != nil {
+			return 0, err
+		}
+	}
+	// One raise for all: after the first, an unread notification exists in
+	// txn and every further raise is a no-op.
+	if first != nil {
+		if err := s.raiseTxn(txn, first); err != nil {
+			return 0, err
+		}
+	}
+	return created, nil
 }
 
 // DeleteTxn removes the record id and its row index entry inside txn (the
@@ -125,18 +310,8 @@ func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
 // RetractTxn is DeleteTxn for a record c already read in txn (ForRowTxn):
 // it removes it and its row index entry without reading it again.
 func (s *Store) RetractTxn(txn *badger.Txn, c *Conflict) error {
-	id := c.ID
-	if err := txn.Delete(conflictKey(id)); err != nil {
-		return fmt.Errorf("deleting conflict %s: %w", id, err)
-	}
-	ids, err := rowIDsTxn(txn, c.TableName, c.RowID)
-	if err != nil {
-		return err
-	}
-	if i, found := slices.BinarySearch(ids, id); found {
-		return setRowIDsTxn(txn, c.TableName, c.RowID, slices.Delete(ids, i, i+1))
-	}
-	return nil
+	_, err := s.UpdateRowTxn(txn, c.TableName, c.RowID, []string{c.ID}, nil)
+	return err
 }
 
 // GetTxn reads the record id inside txn, or ErrNotFound.
@@ -168,19 +343,25 @@ func (s *Store) Get(id string) (*Conflict, error) {
 
 // ForRowTxn returns the records of one row inside txn, ordered by id.
 func (s *Store) ForRowTxn(txn *badger.Txn, table, rowID string) ([]*Conflict, error) {
-	ids, err := rowIDsTxn(txn, table, rowID)
+	recs, err := s.rowIndexTxn(txn, table, rowID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Conflict, 0, len(ids))
-	for _, id := range ids {
-		c, err := s.GetTxn(txn, id)
+	out := make([]*Conflict, 0, len(recs))
+	for _, r := range recs {
+		c, err := s.GetTxn(txn, r.ID)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// RowIndexTxn returns the index of one row's records inside txn, ordered by
+// id: each record's id and vectors, without reading the records.
+func (s *Store) RowIndexTxn(txn *badger.Txn, table, rowID string) ([]RowRecord, error) {
+	return s.rowIndexTxn(txn, table, rowID)
 }
 
 // Filter selects records for List. Zero fields select everything.

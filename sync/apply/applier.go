@@ -327,7 +327,7 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 		}
 	}
 	d, err := a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
-		func() ([]*conflicts.Conflict, error) { return a.cs.ForRowTxn(txn, rec.Table, rec.RowID) })
+		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) })
 	if err != nil {
 		return fmt.Errorf("applying %s/%s from entry %d: %w", rec.Table, rec.RowID, idx, err)
 	}
@@ -343,21 +343,15 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 			return err
 		}
 	}
-	for _, c := range d.retract {
-		if err := a.cs.RetractTxn(txn, c); err != nil {
-			return err
-		}
-		eff.superseded++
+	if len(d.retract) == 0 && len(d.create) == 0 {
+		return nil
 	}
-	for _, c := range d.create {
-		created, err := a.cs.PutTxn(txn, c)
-		if err != nil {
-			return err
-		}
-		if created {
-			eff.conflicts++
-		}
+	created, err := a.cs.UpdateRowTxn(txn, rec.Table, rec.RowID, d.retract, d.create)
+	if err != nil {
+		return err
 	}
+	eff.superseded += uint64(len(d.retract))
+	eff.conflicts += uint64(created)
 	return nil
 }
 

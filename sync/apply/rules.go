@@ -81,7 +81,7 @@ type decision struct {
 	state        *rowState
 	stateChanged bool
 	create       []*conflicts.Conflict // records to create (idempotent)
-	retract      []*conflicts.Conflict // records superseded by a newer pair
+	retract      []string              // ids of records superseded by a newer pair
 }
 
 func leq(a, b store.VV) bool {
@@ -98,10 +98,11 @@ type rules struct {
 
 // decide applies change in to the row whose live envelope is live (nil if
 // absent) and stored state st (nil: implicit). records returns the row's
-// conflict records; it is called only when a record may change. lww selects
+// conflict record index (ids and vectors); it is called only when a record
+// may change. lww selects
 // last-write-wins without conflict records (crow_context).
 func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *version, lww bool,
-	records func() ([]*conflicts.Conflict, error)) (decision, error) {
+	records func() ([]conflicts.RowRecord, error)) (decision, error) {
 	var liveV *version
 	var merged store.VV
 	ord := store.Greater
@@ -159,7 +160,7 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 		}
 		for _, c := range recs {
 			if supersedes(c.WinningVV, c.LosingVV, in.VV) || supersedes(c.LosingVV, c.WinningVV, in.VV) {
-				d.retract = append(d.retract, c)
+				d.retract = append(d.retract, c.ID)
 			}
 		}
 		for _, w := range prev {
