@@ -55,28 +55,9 @@ func encodeRowIndex(recs []RowRecord) []byte {
 	b = append(b, rowIndexV1)
 	b = binary.AppendUvarint(b, uint64(len(recs)))
 	for _, r := range recs {
-		b = appendString(b, r.ID)
-		b = appendVV(b, r.WinningVV)
-		b = appendVV(b, r.LosingVV)
-	}
-	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendVV(b []byte, v store.VV) []byte {
-	ids := make([]string, 0, len(v))
-	for id := range v {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	b = binary.AppendUvarint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendString(b, id)
-		b = binary.AppendUvarint(b, v[id])
+		b = store.AppendBytes(b, r.ID)
+		b = store.AppendVV(b, r.WinningVV)
+		b = store.AppendVV(b, r.LosingVV)
 	}
 	return b
 }
@@ -86,62 +67,22 @@ func decodeRowIndex(b []byte) ([]RowRecord, error) {
 	if len(b) == 0 || b[0] != rowIndexV1 {
 		return nil, errBadRowIndex
 	}
-	d := indexDecoder{b: b[1:]}
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
+	d := store.NewBinDecoder(b[1:])
+	n := d.Uvarint()
+	if n > uint64(len(d.Rest())) {
 		return nil, errBadRowIndex
 	}
 	recs := make([]RowRecord, 0, n)
 	for range n {
-		r := RowRecord{ID: string(d.bytes())}
-		r.WinningVV = d.vv()
-		r.LosingVV = d.vv()
+		r := RowRecord{ID: string(d.Bytes())}
+		r.WinningVV = d.VV()
+		r.LosingVV = d.VV()
 		recs = append(recs, r)
 	}
-	if d.bad || len(d.b) != 0 {
+	if d.Bad() || len(d.Rest()) != 0 {
 		return nil, errBadRowIndex
 	}
 	return recs, nil
-}
-
-type indexDecoder struct {
-	b   []byte
-	bad bool
-}
-
-func (d *indexDecoder) uvarint() uint64 {
-	x, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad, d.b = true, nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return x
-}
-
-func (d *indexDecoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.bad, d.b = true, nil
-		return nil
-	}
-	s := d.b[:n:n]
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *indexDecoder) vv() store.VV {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.bad, d.b = true, nil
-		return nil
-	}
-	v := make(store.VV, n)
-	for range n {
-		id := string(d.bytes())
-		v[id] = d.uvarint()
-	}
-	return v
 }
 
 // rowIndexTxn reads a row's record index, sorted by id (one key: no
