@@ -75,15 +75,21 @@ func NewDaemon(t testing.TB, name string, importFrom *Daemon) *Daemon {
 		t.Fatalf("%s: reading api-key: %v", name, err)
 	}
 	d.Key = strings.TrimSpace(string(key))
-	t.Cleanup(func() {
+	d.stopAtCleanup()
+	return d
+}
+
+// stopAtCleanup stops the daemon when the test ends and dumps its log if the
+// test failed.
+func (d *Daemon) stopAtCleanup() {
+	d.t.Cleanup(func() {
 		d.Stop()
-		if t.Failed() {
+		if d.t.Failed() {
 			d.mu.Lock()
-			t.Logf("---- log of %s ----\n%s", d.Name, d.log.String())
+			d.t.Logf("---- log of %s ----\n%s", d.Name, d.log.String())
 			d.mu.Unlock()
 		}
 	})
-	return d
 }
 
 // env is the environment every crow process of this daemon gets.
@@ -330,13 +336,6 @@ func CopyDaemon(t testing.TB, src *Daemon, name string) *Daemon {
 	if out, err := exec.Command("cp", "-a", src.Home, d.Home).CombinedOutput(); err != nil {
 		t.Fatalf("copying %s: %v: %s", src.Home, err, out)
 	}
-	t.Cleanup(func() {
-		d.Stop()
-		if t.Failed() {
-			d.mu.Lock()
-			t.Logf("---- log of %s ----\n%s", d.Name, d.log.String())
-			d.mu.Unlock()
-		}
-	})
+	d.stopAtCleanup()
 	return d
 }

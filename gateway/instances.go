@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -59,10 +60,20 @@ func (s *Server) handleInstancesRegister(w http.ResponseWriter, r *http.Request)
 		writeError(w, http.StatusBadRequest, "gateway_url is required, e.g. http://100.64.0.2:3001")
 		return
 	}
-	in, announceErr, err := s.cfg.Instances.Join(r.Context(), req.GatewayURL, s.cfg.Self.GatewayURL)
+	resp, err := s.join(r.Context(), req.GatewayURL)
 	if err != nil {
 		s.writeRegistryError(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+// join registers the instance at gatewayURL and asks it to register this one
+// back (REST and MCP); a failed join-back becomes the answer's warning.
+func (s *Server) join(ctx context.Context, gatewayURL string) (registerResponse, error) {
+	in, announceErr, err := s.cfg.Instances.Join(ctx, gatewayURL, s.cfg.Self.GatewayURL)
+	if err != nil {
+		return registerResponse{}, err
 	}
 	resp := registerResponse{Instance: in}
 	if announceErr != nil {
@@ -70,7 +81,7 @@ func (s *Server) handleInstancesRegister(w http.ResponseWriter, r *http.Request)
 		resp.Warning = fmt.Sprintf("registered here, but %s could not register this instance back (%v); run 'crow instance add %s' there",
 			in.Name, announceErr, s.cfg.Self.GatewayURL)
 	}
-	writeJSON(w, http.StatusCreated, resp)
+	return resp, nil
 }
 
 // registerResponse is the answer of POST /v1/instances: the instance, plus a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -388,15 +387,9 @@ func (s *Server) mcpRegisterInstance(ctx context.Context, raw json.RawMessage) (
 	if s.cfg.Instances == nil {
 		return nil, errNoRegistry
 	}
-	in, announceErr, err := s.cfg.Instances.Join(ctx, a.GatewayURL, s.cfg.Self.GatewayURL)
+	resp, err := s.join(ctx, a.GatewayURL)
 	if err != nil {
 		return nil, err
-	}
-	resp := registerResponse{Instance: in}
-	if announceErr != nil {
-		s.log.Warn("peer could not register us back", "peer", in.ID, "err", announceErr)
-		resp.Warning = fmt.Sprintf("registered here, but %s could not register this instance back (%v); run 'crow instance add %s' there",
-			in.Name, announceErr, s.cfg.Self.GatewayURL)
 	}
 	return resp, nil
 }

@@ -109,14 +109,19 @@ func parseLimit(q url.Values) (int, error) {
 	return n, nil
 }
 
-func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+// parseFilterLimit reads the filters and the limit that list and search share.
+func parseFilterLimit(q url.Values) (memory.Filter, int, error) {
 	f, err := parseFilter(q)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
-		return
+		return f, 0, err
 	}
 	limit, err := parseLimit(q)
+	return f, limit, err
+}
+
+func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, limit, err := parseFilterLimit(q)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return
@@ -161,12 +166,7 @@ func (s *Server) handleMemorySearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "instances=%s: only local search is available on this instance so far", inst)
 		return
 	}
-	f, err := parseFilter(q)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
-		return
-	}
-	limit, err := parseLimit(q)
+	f, limit, err := parseFilterLimit(q)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return

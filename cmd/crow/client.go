@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,17 +26,17 @@ type client struct {
 
 func newClient(g *globals) (*client, error) {
 	dir := home.Resolve(g.home)
-	addr, err := os.ReadFile(filepath.Join(dir, "gateway.addr"))
-	if errors.Is(err, fs.ErrNotExist) {
+	paths := home.PathsOf(dir)
+	base, err := paths.ReadGatewayAddr()
+	if errors.Is(err, home.ErrNoGateway) {
 		return nil, fmt.Errorf("%w for %s (no gateway.addr): start it with 'crow serve'", errNoDaemon, dir)
 	} else if err != nil {
-		return nil, fmt.Errorf("reading gateway address: %w", err)
+		return nil, err
 	}
-	key, err := os.ReadFile(filepath.Join(dir, "api-key"))
+	key, err := os.ReadFile(paths.APIKeyFile())
 	if err != nil {
 		return nil, fmt.Errorf("reading API key (is %s initialised? run 'crow init'): %w", dir, err)
 	}
-	base := strings.TrimSpace(string(addr))
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
