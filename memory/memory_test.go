@@ -163,7 +163,7 @@ func TestConcurrentPatchesBothApply(t *testing.T) {
 		wg.Go(func() {
 			var p PatchInput
 			if i%2 == 0 {
-				p.Importance = ptr(1 + i)
+				p.Importance = ptr(10 - i/2) // 10, 9, 8, 7: never the default 5
 			} else {
 				p.Tags = &[]string{fmt.Sprint("t", i)}
 			}

@@ -31,6 +31,12 @@ var (
 	// ErrNotFound: ReadRange was asked for a feed not held or a start at or past
 	// its length. The peer gets a not-found answer.
 	ErrNotFound = errors.New("sync: range not held")
+	// ErrStale: a range checked out on its own terms but is proven against a
+	// head this replica cannot use yet (typically a peer's older head, when
+	// the nodes to re-prove it against the newer head held are not at hand).
+	// Not the peer's fault: the Node asks that peer again once it announces a
+	// newer head, and meanwhile asks the others.
+	ErrStale = errors.New("sync: range proven against an unusable head")
 )
 
 // A Head here is {feed key, held length, latest verified signed head}: Length

@@ -8,6 +8,7 @@ type metrics struct {
 	sent      *prometheus.CounterVec // by peer
 	rejected  *prometheus.CounterVec // by kind: head, range, protocol
 	forks     prometheus.Counter
+	stale     prometheus.Counter
 	connected prometheus.Gauge
 }
 
@@ -29,13 +30,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "crow_sync_forks_total",
 			Help: "Feed forks detected while replicating.",
 		}),
+		stale: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crow_sync_ranges_stale_total",
+			Help: "Ranges proven against a head this replica could not use yet (asked again later; not a fault).",
+		}),
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "crow_sync_peers_connected",
 			Help: "Peers with a live sync session.",
 		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.received, m.sent, m.rejected, m.forks, m.connected} {
+		for _, c := range []prometheus.Collector{m.received, m.sent, m.rejected, m.forks, m.stale, m.connected} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

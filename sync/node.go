@@ -322,6 +322,8 @@ func (n *Node) store(s protocol.Store) protocol.StoreResult {
 		return protocol.StoreResult{Outcome: protocol.Forked, Err: err}
 	case errors.Is(err, ErrRejected), errors.Is(err, ErrUnknownFeed):
 		return protocol.StoreResult{Outcome: protocol.Rejected, Err: err}
+	case errors.Is(err, ErrStale):
+		return protocol.StoreResult{Outcome: protocol.Stale, Err: err}
 	default:
 		return protocol.StoreResult{Outcome: protocol.Failed, Err: err}
 	}
@@ -412,6 +414,9 @@ func (n *Node) event(ev Event) {
 		n.log.Info("peer could not serve a request", attrs...)
 	case protocol.EventStoreFailed:
 		n.log.Error("storing a verified range failed", attrs...)
+	case protocol.EventStale:
+		n.met.stale.Inc()
+		n.log.Debug("range proven against a head this replica cannot use; asking other peers", attrs...)
 	}
 	if n.cfg.OnEvent != nil {
 		n.cfg.OnEvent(ev)

@@ -48,8 +48,10 @@
 // ErrInvalidProof, ErrBadSignature, ErrMalformed and ErrWrongFeed wrap
 // sync.ErrRejected (the peer sent bad data); a *feed.ForkError wraps
 // sync.ErrFork; a feed outside Options.Allow, or the own feed offered by a
-// peer, wraps sync.ErrUnknownFeed. ErrNotContiguous, ErrUpgradeRequired and
-// ErrStaleHead are not the peer's fault (a proof shape this replica cannot use
-// yet): they are returned as plain errors, so the Node retries after its
-// RetryHold instead of treating the peer as hostile.
+// peer, wraps sync.ErrUnknownFeed. ErrUpgradeRequired and ErrStaleHead (a
+// proof shape this replica cannot use yet, typically from a peer whose head
+// is older than the one held) wrap sync.ErrStale: not the peer's fault, and
+// not a local failure either; the Node asks that peer again when it announces
+// a newer head. ErrNotContiguous and storage errors are returned as plain
+// errors, so the Node retries after its RetryHold.
 package feeds

@@ -212,8 +212,10 @@ func mapErr(doing string, err error) error {
 	case errors.Is(err, feed.ErrInvalidProof), errors.Is(err, feed.ErrBadSignature),
 		errors.Is(err, feed.ErrMalformed), errors.Is(err, feed.ErrWrongFeed):
 		return fmt.Errorf("%s: %w (%w)", doing, crowsync.ErrRejected, err)
+	case errors.Is(err, feed.ErrStaleHead), errors.Is(err, feed.ErrUpgradeRequired):
+		return fmt.Errorf("%s: %w (%w)", doing, crowsync.ErrStale, err)
 	default:
-		// ErrNotContiguous, ErrUpgradeRequired, ErrStaleHead, storage errors:
+		// ErrNotContiguous, storage errors:
 		// not evidence against the peer; the Node retries later.
 		return fmt.Errorf("%s: %w", doing, err)
 	}

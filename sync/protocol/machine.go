@@ -100,6 +100,11 @@ const (
 	Forked
 	// Failed: a local error (disk); not the peer's fault.
 	Failed
+	// Stale: the range is proven against a head the replica cannot use (the
+	// peer's head is older than the one held and the nodes to re-prove the
+	// range are missing). Not the peer's fault: the feed is asked from it
+	// again when it announces a new head, or after RetryHold.
+	Stale
 )
 
 // StoreResult is what the driver reports after a Store.
@@ -127,6 +132,8 @@ const (
 	EventPeerError
 	// EventStoreFailed: a local store error.
 	EventStoreFailed
+	// EventStale: a range was unusable against the head held (Outcome Stale).
+	EventStale
 )
 
 func (k EventKind) String() string {
@@ -141,6 +148,8 @@ func (k EventKind) String() string {
 		return "peer_error"
 	case EventStoreFailed:
 		return "store_failed"
+	case EventStale:
+		return "stale"
 	}
 	return "unknown"
 }
@@ -453,6 +462,9 @@ func (m *Machine) Stored(now time.Time, p PeerID, reqID uint64, res StoreResult)
 	case Forked:
 		ps.forked[r.feed] = true
 		m.out.Events = append(m.out.Events, Event{Kind: EventFork, Peer: p, Feed: r.feed, Err: res.Err})
+	case Stale:
+		ps.hold[r.feed] = now.Add(m.cfg.RetryHold)
+		m.out.Events = append(m.out.Events, Event{Kind: EventStale, Peer: p, Feed: r.feed, Err: res.Err})
 	default:
 		ps.hold[r.feed] = now.Add(m.cfg.RetryHold)
 		m.out.Events = append(m.out.Events, Event{Kind: EventStoreFailed, Peer: p, Feed: r.feed, Err: res.Err})

@@ -220,3 +220,40 @@ type dialErr struct{}
 func (dialErr) Error() string { return "refused" }
 
 var errDial = dialErr{}
+
+// A range proven against a head the replica cannot use (the peer's head is
+// older than the one held) is neither a rejection nor a store failure: the
+// feed is asked from the other peer at once, and from this one again when it
+// announces a newer head.
+func TestStaleRangeAsksOtherPeers(t *testing.T) {
+	m := New(Config{RetryHold: time.Minute})
+	m.PeerUp(t0, "p")
+	m.PeerUp(t0, "q")
+	m.Ready()
+	m.PeerHeads(t0, "p", []wire.Head{{Feed: fk(1), Length: 10}})
+	r := requests(m.Ready())[0]
+	m.PeerHeads(t0, "q", []wire.Head{{Feed: fk(1), Length: 20}})
+	m.Receive(t0, "p", &wire.Data{ReqID: r.ReqID, Range: wire.Range{Head: wire.Head{Feed: fk(1), Length: 10}, Entries: make([][]byte, 10)}})
+	m.Ready()
+	m.Stored(t0, "p", r.ReqID, StoreResult{Outcome: Stale})
+	o := m.Ready()
+	if len(o.Events) != 1 || o.Events[0].Kind != EventStale {
+		t.Fatalf("events after a stale range: %+v", o.Events)
+	}
+	rs := requests(o)
+	if len(rs) != 1 || o.Send[0].Peer != "q" {
+		t.Fatalf("want the feed asked from q, got %+v", o.Send)
+	}
+	m.Receive(t0, "q", &wire.Data{ReqID: rs[0].ReqID, Range: wire.Range{Head: wire.Head{Feed: fk(1), Length: 20}, Entries: make([][]byte, 5)}})
+	m.Ready()
+	m.Stored(t0, "q", rs[0].ReqID, StoreResult{Outcome: Stored, Head: wire.Head{Feed: fk(1), Length: 5}})
+	m.Ready() // q is asked for [5,20)
+	m.PeerDown(t0, "q")
+	if rs := requests(m.Ready()); len(rs) != 0 {
+		t.Fatalf("p asked again during its hold with no new head: %+v", rs)
+	}
+	m.PeerHeads(t0, "p", []wire.Head{{Feed: fk(1), Length: 30}})
+	if rs := requests(m.Ready()); len(rs) != 1 || rs[0].Start != 5 {
+		t.Fatalf("p not asked after announcing a newer head: %+v", rs)
+	}
+}
