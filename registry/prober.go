@@ -52,11 +52,23 @@ func NewProber(r *Registry, cfg ProberConfig) *Prober {
 }
 
 // Serve probes once immediately and then every interval (on the registry's
-// clock) until ctx is done; it then returns nil. A round waits for all its
-// probes, each bounded by the probe timeout.
+// clock) until ctx is done; it then returns nil. An instance added (here or
+// by replication) or whose URL changed is probed at once rather than at the
+// next tick, so a new peer does not show "unknown" for a whole interval. A
+// round waits for all its probes, each bounded by the probe timeout.
 func (p *Prober) Serve(ctx context.Context) error {
 	t := p.r.clock.NewTicker(p.interval)
 	defer t.Stop()
+	kick := make(chan struct{}, 1)
+	unsubscribe := p.r.Subscribe(func(ev Event) {
+		if ev.Kind == EventAdded || ev.Kind == EventUpdated {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer unsubscribe()
 	for {
 		res := p.ProbeOnce(ctx)
 		if ctx.Err() != nil {
@@ -69,6 +81,7 @@ func (p *Prober) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
+		case <-kick:
 		}
 	}
 }

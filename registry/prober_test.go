@@ -165,3 +165,30 @@ func TestProberTimeout(t *testing.T) {
 		t.Errorf("status = %q, want offline", in.Status)
 	}
 }
+
+// An instance that appears while the prober runs (registered here or
+// replicated) is probed at once, not at the next tick.
+func TestProberProbesNewInstanceAtOnce(t *testing.T) {
+	e := newEnv(t, "home-1", registry.RoleHome)
+	rounds := make(chan map[string]error, 4)
+	p := registry.NewProber(e.reg, registry.ProberConfig{OnRound: func(res map[string]error) { rounds <- res }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Serve(ctx)
+	if res := <-rounds; len(res) != 0 {
+		t.Fatalf("first round with no peers: %v", res)
+	}
+	_, url := peer(t, ourSeed, "sat-4", registry.RoleSatellite)
+	addReplicated(t, e, "sat-4", url)
+	select {
+	case res := <-rounds:
+		if err, ok := res["sat-4"]; !ok || err != nil {
+			t.Fatalf("round after the new instance: %v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new instance waited for the next tick (the clock never moved)")
+	}
+	if in, _ := e.reg.Get("sat-4"); in.Status != registry.StatusOnline || in.LastSeen != t0.Unix() {
+		t.Fatalf("sat-4 after its first probe: %s %d", in.Status, in.LastSeen)
+	}
+}
