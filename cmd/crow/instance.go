@@ -57,14 +57,14 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 			return usagef("usage: crow instance add GATEWAY_URL (e.g. http://100.64.0.2:3001)")
 		}
 		if err := c.do(ctx, "POST", "/v1/instances", nil, map[string]string{"gateway_url": pos[0]}, &raw); err != nil {
-			return fmt.Errorf("registering %s: %w", pos[0], err)
+			return err // the daemon's error names the URL and the step that failed
 		}
 	case "revoke":
 		if len(pos) != 1 {
 			return usagef("usage: crow instance revoke ID")
 		}
 		if err := c.do(ctx, "DELETE", "/v1/instances/"+url.PathEscape(pos[0]), nil, nil, &raw); err != nil {
-			return fmt.Errorf("revoking %s: %w", pos[0], err)
+			return err
 		}
 	case "list":
 		if len(pos) != 0 {
