@@ -51,6 +51,18 @@ func TestInitServeWriteRestartSearch(t *testing.T) {
 		t.Errorf("memory add printed %q", out)
 	}
 
+	// A second daemon on the same home is refused with a clear reason and
+	// leaves the running one untouched (its gateway.addr included).
+	_, errOut, err := d.CLI("serve", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--sync-listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)))
+	if err == nil || !strings.Contains(errOut, "another 'crow serve' is running") || !strings.Contains(errOut, d.URL()[len("http://"):]) {
+		t.Fatalf("second serve on the same home: err=%v stderr=%q", err, errOut)
+	}
+	if status, _ := d.Do("GET", "/v1/memory/"+id, nil); status != 200 {
+		t.Fatalf("first daemon after a refused second serve: GET = %d", status)
+	}
+	d.MustCLI("memory", "get", id)
+
 	d.Stop()
 	d.Start()
 

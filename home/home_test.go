@@ -493,3 +493,26 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Resolve with CROW_HOME = %q", got)
 	}
 }
+
+func TestLockIsExclusive(t *testing.T) {
+	p := PathsOf(t.TempDir())
+	unlock, err := p.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteGatewayAddr("127.0.0.1:4242"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Lock()
+	if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "127.0.0.1:4242") {
+		t.Fatalf("second Lock = %v, want ErrRunning naming the gateway", err)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err = p.Lock()
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock()
+}

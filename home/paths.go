@@ -19,6 +19,7 @@ const (
 	DBName          = "db"
 	IndexName       = "index"
 	ChainName       = "chain"
+	LockName        = "serve.lock"
 )
 
 // Resolve picks the data directory: flagValue (--home) if set, else
@@ -89,6 +90,9 @@ func (p Paths) DBDir() string { return p.join(DBName) }
 
 // IndexDir is the full-text index directory.
 func (p Paths) IndexDir() string { return p.join(IndexName) }
+
+// LockFile is the file a running daemon holds locked (see Paths.Lock).
+func (p Paths) LockFile() string { return p.join(LockName) }
 
 // ChainDir is the embedded dev chain's directory.
 func (p Paths) ChainDir() string { return p.join(ChainName) }

@@ -34,6 +34,11 @@ import (
 // serveDaemon builds the daemon's tree and runs it until ctx is done. This is
 // the one place that composes the packages; each part runs as Serve(ctx).
 func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.Config) (err error) {
+	unlock, err := h.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	db, err := store.Open(h.DBDir(), store.Options{Logger: log.With("component", "badger")})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
