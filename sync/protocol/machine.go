@@ -186,6 +186,11 @@ type peerState struct {
 	dialing  bool
 	failures int
 	nextDial time.Time
+	// greeted: the peer's Heads arrived in this session. A session that
+	// ends before that (a remote gater closing a connection the handshake
+	// let through, e.g. because this instance was revoked there) counts as
+	// a failed dial, so redials back off instead of hammering the peer.
+	greeted bool
 }
 
 // Machine is the replication state machine. Not safe for concurrent use.
@@ -330,7 +335,7 @@ func (m *Machine) PeerUp(now time.Time, p PeerID) {
 	ps := m.peer(p)
 	ps.connected = true
 	ps.dialing = false
-	ps.failures = 0
+	ps.greeted = false
 	ps.lastSeen = now
 	clear(ps.hold) // a new session gets a fresh chance
 	heads := make([]wire.Head, 0, len(m.local))
@@ -350,6 +355,9 @@ func (m *Machine) PeerDown(now time.Time, p PeerID) {
 	}
 	ps.connected = false
 	ps.lastSeen = now
+	if !ps.greeted {
+		ps.failures++
+	}
 	for id, r := range ps.inflight {
 		m.release(r.feed, p)
 		delete(ps.inflight, id)
@@ -373,6 +381,8 @@ func (m *Machine) PeerHeads(now time.Time, p PeerID, heads []wire.Head) {
 		return
 	}
 	ps.lastSeen = now
+	ps.greeted = true
+	ps.failures = 0
 	for _, h := range heads {
 		if cur, ok := ps.heads[h.Feed]; ok && cur.Length >= h.Length {
 			continue
@@ -498,8 +508,7 @@ func (m *Machine) DialDone(now time.Time, p PeerID, err error) {
 	}
 	ps.dialing = false
 	if err == nil {
-		ps.failures = 0
-		return
+		return // failures are reset when the peer's Heads arrive (see greeted)
 	}
 	if !ps.connected {
 		ps.failures++

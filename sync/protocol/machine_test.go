@@ -197,9 +197,26 @@ func TestRedialSchedule(t *testing.T) {
 			t.Fatalf("failure %d: no redial after %v", i+1, wait)
 		}
 	}
-	// Connected peers are not dialled; a dropped one is redialled after Min/2.
+	// A session the peer closes before its Heads arrive (its gater refused
+	// us after the handshake) is one more failure: the wait stays at its
+	// cap (4 s with Rand 0) instead of dropping back to Min/2.
 	m.DialDone(now, "p", nil)
 	m.PeerUp(now, "p")
+	m.Ready()
+	m.PeerDown(now, "p")
+	m.Tick(now.Add(4*time.Second - time.Millisecond))
+	if o := m.Ready(); len(o.Dial) != 0 {
+		t.Fatal("a session refused before greeting reset the backoff")
+	}
+	now = now.Add(4 * time.Second)
+	m.Tick(now)
+	if o := m.Ready(); len(o.Dial) != 1 {
+		t.Fatalf("no redial after an ungreeted session: %+v", o)
+	}
+	// A greeted session resets the backoff: dropped, it is redialled after Min/2.
+	m.DialDone(now, "p", nil)
+	m.PeerUp(now, "p")
+	m.PeerHeads(now, "p", nil)
 	m.Ready()
 	m.PeerDown(now, "p")
 	m.Tick(now.Add(500 * time.Millisecond))
