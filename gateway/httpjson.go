@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -54,9 +55,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 			return fmt.Errorf("malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
 		case errors.As(err, &typ):
 			if typ.Field != "" {
-				return fmt.Errorf("field %q must be %s", typ.Field, typ.Type)
+				return fmt.Errorf("field %q must be %s, got a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
 			}
-			return fmt.Errorf("JSON value must be %s", typ.Type)
+			return fmt.Errorf("request body must be %s, got a JSON %s", jsonKind(typ.Type), typ.Value)
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return errors.New("malformed JSON: unexpected end of body")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -77,4 +78,28 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		return errors.New("request body must hold a single JSON object")
 	}
 	return nil
+}
+
+// jsonKind names what a Go type accepts in JSON, for error messages that a
+// client can act on (never a Go type name).
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a valid JSON value"
 }

@@ -199,7 +199,7 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 		var syntax *json.SyntaxError
 		switch {
 		case errors.As(err, &typ) && typ.Field != "":
-			return toolErrorf("argument %q must be %s, got a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+			return toolErrorf("argument %q must be %s, got a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
 		case errors.As(err, &typ):
 			return toolErrorf("arguments must be a JSON object, got a JSON %s", typ.Value)
 		case errors.As(err, &syntax):
@@ -211,23 +211,6 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 		return toolErrorf("bad arguments: %s", err.Error())
 	}
 	return nil
-}
-
-// jsonKind names a Go kind the way the caller wrote JSON.
-func jsonKind(kind string) string {
-	switch kind {
-	case "int", "int64", "int32", "uint64", "uint", "float64":
-		return "a whole number"
-	case "string":
-		return "a string"
-	case "slice":
-		return "an array"
-	case "bool":
-		return "true or false"
-	case "ptr", "struct", "map":
-		return "a JSON value of the documented type"
-	}
-	return kind
 }
 
 // routedTools returns tools for /router/mcp: each takes a required

@@ -371,3 +371,26 @@ func TestConcurrentRotationsAgreeWithDisk(t *testing.T) {
 		t.Fatalf("the gateway does not accept %q, the key on disk", onDisk)
 	}
 }
+
+// A body of the wrong JSON type is refused in the client's terms, never
+// with a Go type name.
+func TestWrongBodyTypesNamedInJSONTerms(t *testing.T) {
+	s := bareServer(t)
+	for _, tc := range []struct {
+		method, target, body, want string
+	}{
+		{"PUT", "/v1/tables/notes/rows/n1", `[1,2]`, "request body must be a JSON object, got a JSON array"},
+		{"POST", "/v1/memory", `"text"`, "request body must be a JSON object, got a JSON string"},
+		{"POST", "/v1/memory", `{"content":"x","importance":"high"}`, `field "importance" must be a whole number, got a JSON string`},
+		{"POST", "/v1/memory", `{"content":"x","tags":"a,b"}`, `field "tags" must be a JSON array, got a JSON string`},
+	} {
+		w := serve(s, tc.method, tc.target, ownerKey, strings.NewReader(tc.body))
+		if w.Code != 400 {
+			t.Errorf("%s %s %s = %d, want 400", tc.method, tc.target, tc.body, w.Code)
+			continue
+		}
+		if msg := errorOf(t, w); msg != tc.want {
+			t.Errorf("%s %s %s: %q, want %q", tc.method, tc.target, tc.body, msg, tc.want)
+		}
+	}
+}
