@@ -53,11 +53,15 @@ type Conflict struct {
 	Op                Op              `json:"op"`
 	Resolved          bool            `json:"resolved"`
 	ResolvedAt        *time.Time      `json:"resolved_at"`
-	CreatedAt         time.Time       `json:"created_at"`
-	WinningVV         store.VV        `json:"winning_vv"`
-	LosingVV          store.VV        `json:"losing_vv"`
-	WinningDeleted    bool            `json:"winning_deleted"`
-	LosingDeleted     bool            `json:"losing_deleted"`
+	// Resolution is how it was resolved ("keep" or "restore"), "" while
+	// unresolved. Resolved, ResolvedAt and Resolution come from the synced
+	// sync_conflicts row of the same id (see Recovery), joined on read.
+	Resolution     Action    `json:"resolution"`
+	CreatedAt      time.Time `json:"created_at"`
+	WinningVV      store.VV  `json:"winning_vv"`
+	LosingVV       store.VV  `json:"losing_vv"`
+	WinningDeleted bool      `json:"winning_deleted"`
+	LosingDeleted  bool      `json:"losing_deleted"`
 }
 
 // New builds the record of winner overwriting loser on table/rowID, with its

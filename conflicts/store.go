@@ -271,13 +271,15 @@ func (s *Store) GetTxn(txn *badger.Txn, id string) (*Conflict, error) {
 	return c, nil
 }
 
-// Get reads the record id, or ErrNotFound.
+// Get reads the record id with its resolution, or ErrNotFound.
 func (s *Store) Get(id string) (*Conflict, error) {
 	var c *Conflict
 	err := s.db.View(func(txn *badger.Txn) error {
 		var err error
-		c, err = s.GetTxn(txn, id)
-		return err
+		if c, err = s.GetTxn(txn, id); err != nil {
+			return err
+		}
+		return s.joinTxn(txn, c)
 	})
 	return c, err
 }
@@ -324,6 +326,9 @@ func (s *Store) List(f Filter) ([]Conflict, error) {
 			var c Conflict
 			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) }); err != nil {
 				return fmt.Errorf("decoding conflict %s: %w", it.Item().Key(), err)
+			}
+			if err := s.joinTxn(txn, &c); err != nil {
+				return err
 			}
 			if (f.Table != "" && c.TableName != f.Table) || (f.RowID != "" && c.RowID != f.RowID) ||
 				(f.Unresolved && c.Resolved) {

@@ -117,3 +117,73 @@ func (s *Server) handleNotificationRead(w http.ResponseWriter, r *http.Request) 
 	}
 	writeJSON(w, http.StatusOK, readResponse{ID: r.PathValue("id"), Read: true})
 }
+
+// restoreResponse is the answer of POST /v1/sync/conflicts/{id}/restore.
+type restoreResponse struct {
+	Conflict *conflicts.Conflict `json:"conflict"`
+	// Row is the row as the restore wrote it (a new local edit).
+	Row *store.Row `json:"row"`
+}
+
+// resolveAllRequest is the optional body of POST /v1/sync/conflicts/resolve-all.
+type resolveAllRequest struct {
+	// Table limits the action to one table's conflicts (default: all).
+	Table string `json:"table,omitempty"`
+}
+
+// resolveAllResponse is the answer of POST /v1/sync/conflicts/resolve-all.
+type resolveAllResponse struct {
+	Resolved int `json:"resolved"`
+}
+
+// writeRecoveryError maps the recovery errors: 404 unknown id, 409 for a
+// resolved, stale or unrestorable conflict (the message says which and what
+// to do), else the domain mapping.
+func (s *Server) writeRecoveryError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, conflicts.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no sync conflict with id %s", r.PathValue("id"))
+	case errors.Is(err, conflicts.ErrResolved), errors.Is(err, conflicts.ErrStale), errors.Is(err, conflicts.ErrRestoreRefused):
+		writeError(w, http.StatusConflict, "%s", err.Error())
+	default:
+		s.writeDomainError(w, r, err)
+	}
+}
+
+func (s *Server) handleConflictKeep(w http.ResponseWriter, r *http.Request) {
+	c, err := s.cfg.Recovery.Keep(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeRecoveryError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleConflictRestore(w http.ResponseWriter, r *http.Request) {
+	c, row, err := s.cfg.Recovery.Restore(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeRecoveryError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, restoreResponse{Conflict: c, Row: row})
+}
+
+func (s *Server) handleConflictsResolveAll(w http.ResponseWriter, r *http.Request) {
+	var in resolveAllRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &in); err != nil {
+			writeError(w, http.StatusBadRequest, "%s", err.Error())
+			return
+		}
+	}
+	if in.Table != "" && !store.ValidTable(in.Table) {
+		writeError(w, http.StatusBadRequest, "unknown table %q", in.Table)
+		return
+	}
+	n, err := s.cfg.Recovery.ResolveAll(r.Context(), conflicts.Filter{Table: in.Table})
+	if err != nil {
+		s.writeRecoveryError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolveAllResponse{Resolved: n})
+}

@@ -192,7 +192,7 @@ type searcher func(query string) error
 // It never asserts on time.
 func BenchmarkGatewaySearch100k(b *testing.B) {
 	mem := benchService(b)
-	gw := startGateway(b, mem)
+	gw := startGateway(b, mem, nil, nil)
 	direct := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := mem.Search(r.Context(), memory.SearchOptions{Query: r.URL.Query().Get("q")})
 		if err != nil {

@@ -20,12 +20,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/registry/registrytest"
 	"github.com/crow-sync/crow/search"
+	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
 )
 
@@ -44,7 +46,8 @@ const (
 var allTools = []string{
 	"crow_store_memory", "crow_search_memories", "crow_get_memory", "crow_list_memories",
 	"crow_update_memory", "crow_delete_memory", "crow_list_instances", "crow_register_instance",
-	"crow_revoke_instance", "crow_sync_status",
+	"crow_revoke_instance", "crow_sync_status", "crow_list_sync_conflicts", "crow_sync_conflicts_keep_current",
+	"crow_sync_conflicts_restore_other", "crow_sync_conflicts_resolve_all",
 }
 
 func testSeed() identity.Seed {
@@ -61,6 +64,8 @@ type gatewayEnv struct {
 	url string
 	mem *memory.Service
 	reg *registry.Registry
+	db  *store.DB
+	cs  *conflicts.Store
 }
 
 func newGatewayEnv(tb testing.TB) *gatewayEnv {
@@ -79,11 +84,15 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 		ix.Close()
 	})
 	mem := memory.NewService(senv.DB, senv.Writer, ix, memory.Options{})
-	return startGateway(tb, mem)
+	cs := conflicts.NewStore(senv.DB, nil)
+	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer))
+	env.db = senv.DB
+	return env
 }
 
-// startGateway serves a gateway over mem with a fresh in-memory registry.
-func startGateway(tb testing.TB, mem *memory.Service) *gatewayEnv {
+// startGateway serves a gateway over mem and the conflict store cs (nil:
+// none) with a fresh in-memory registry.
+func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *conflicts.Recovery) *gatewayEnv {
 	tb.Helper()
 	seed := testSeed()
 	reg, err := registry.New(context.Background(), registry.Config{
@@ -110,10 +119,12 @@ func startGateway(tb testing.TB, mem *memory.Service) *gatewayEnv {
 		Sign:      func(c []byte) []byte { return ed25519.Sign(key, c) },
 		Memories:  mem,
 		Instances: reg,
+		Conflicts: cs,
+		Recovery:  rec,
 	})
 	srv := httptest.NewServer(gw.Handler())
 	tb.Cleanup(srv.Close)
-	return &gatewayEnv{url: srv.URL, mem: mem, reg: reg}
+	return &gatewayEnv{url: srv.URL, mem: mem, reg: reg, cs: cs}
 }
 
 // dial connects a real mcp-go streamable-HTTP client to path with headers.

@@ -8,8 +8,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/store"
 )
 
 // Tool names (SPEC §8).
@@ -24,6 +26,10 @@ const (
 	toolRegisterInstance = "crow_register_instance"
 	toolRevokeInstance   = "crow_revoke_instance"
 	toolSyncStatus       = "crow_sync_status"
+	toolListConflicts    = "crow_list_sync_conflicts"
+	toolConflictKeep     = "crow_sync_conflicts_keep_current"
+	toolConflictRestore  = "crow_sync_conflicts_restore_other"
+	toolConflictsResolve = "crow_sync_conflicts_resolve_all"
 )
 
 // Schema snippets shared by several tools.
@@ -195,7 +201,157 @@ func (s *Server) mcpTools() []mcpTool {
 			mcp.WithOutputSchema[syncStatusResponse](),
 			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpSyncStatus},
+
+		{tool: mcp.NewTool(toolListConflicts,
+			mcp.WithDescription("List sync conflicts, newest first: rows that two instances changed without seeing each other's "+
+				"edit. Each record has the live (winning) and the overwritten (losing) version with their data, instance ids "+
+				"and lamport timestamps, op (update, delete, insert) and whether it is resolved. Returns {conflicts, next_cursor}. "+
+				"Resolve one with crow_sync_conflicts_keep_current or crow_sync_conflicts_restore_other."),
+			mcp.WithBoolean("unresolved", mcp.DefaultBool(true),
+				mcp.Description("Only conflicts not yet resolved (default true); false lists resolved ones too.")),
+			mcp.WithString("table", mcp.Description(`Only conflicts of this table, e.g. "memories" or "notes".`)),
+			mcp.WithString("row_id", mcp.Description("Only conflicts of this row (needs table).")),
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(1000), mcp.DefaultNumber(50),
+				mcp.Description("Page size, 1-1000; default 50.")),
+			mcp.WithString("cursor", mcp.Description("The next_cursor of the previous page; omit for the first page.")),
+			mcpOutputSchema[conflictsResponse](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpListConflicts},
+
+		{tool: mcp.NewTool(toolConflictKeep,
+			mcp.WithDescription("Resolve a sync conflict by keeping the live (winning) version: the overwritten version is "+
+				"dismissed. Nothing in the row changes. The resolution replicates to every instance. Idempotent. "+
+				"Returns the resolved conflict."),
+			propConflictID,
+			mcpOutputSchema[conflicts.Conflict](),
+			mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpConflictKeep},
+
+		{tool: mcp.NewTool(toolConflictRestore,
+			mcp.WithDescription("Resolve a sync conflict by restoring the overwritten (losing) version: it is written back as "+
+				"a new edit of the row and replicates like any edit. Refused if the row changed since the conflict was "+
+				"recorded (stale: look at the row again, then keep or edit it), for insert collisions (two rows created "+
+				"independently with one id: write the row you want yourself, then keep) and for crow_context rows. "+
+				"Returns {conflict, row}."),
+			propConflictID,
+			mcpOutputSchema[restoreResponse](),
+			mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpConflictRestore},
+
+		{tool: mcp.NewTool(toolConflictsResolve,
+			mcp.WithDescription("Resolve every unresolved sync conflict (optionally of one table) by keeping the live "+
+				"versions. The resolutions replicate. Returns {resolved: how many}."),
+			mcp.WithString("table", mcp.Description(`Only this table's conflicts, e.g. "memories"; omit for all.`)),
+			mcpOutputSchema[resolveAllResponse](),
+			mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpConflictsResolveAll},
 	}
+}
+
+var propConflictID = mcp.WithString("id", mcp.Required(), mcp.MinLength(1),
+	mcp.Description("Id of the sync conflict (crow_list_sync_conflicts lists them)."))
+
+// recoveryToolError turns the recovery errors into tool errors that say what
+// to do; others pass through.
+func recoveryToolError(id string, err error) error {
+	switch {
+	case errors.Is(err, conflicts.ErrNotFound):
+		return toolErrorf("no sync conflict with id %s; crow_list_sync_conflicts lists them", id)
+	case errors.Is(err, conflicts.ErrResolved), errors.Is(err, conflicts.ErrStale), errors.Is(err, conflicts.ErrRestoreRefused):
+		return toolErrorf("%s", err.Error())
+	}
+	return err
+}
+
+func (s *Server) mcpListConflicts(_ context.Context, raw json.RawMessage) (any, error) {
+	a := struct {
+		Unresolved *bool  `json:"unresolved"`
+		Table      string `json:"table"`
+		RowID      string `json:"row_id"`
+		Limit      *int   `json:"limit"`
+		Cursor     string `json:"cursor"`
+	}{}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	f := conflicts.Filter{Table: a.Table, RowID: a.RowID, Unresolved: a.Unresolved == nil || *a.Unresolved}
+	if f.Table != "" && !store.ValidTable(f.Table) {
+		return nil, toolErrorf("unknown table %q; tables: %s", f.Table, strings.Join(store.Tables(), ", "))
+	}
+	if f.RowID != "" && f.Table == "" {
+		return nil, toolErrorf("row_id needs table")
+	}
+	limit := 50
+	if a.Limit != nil {
+		if *a.Limit < 1 || *a.Limit > 1000 {
+			return nil, toolErrorf("limit must be a whole number from 1 to 1000, got %d", *a.Limit)
+		}
+		limit = *a.Limit
+	}
+	list, err := s.cfg.Conflicts.List(f)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := pageNewest(list, conflictKey, a.Cursor, limit)
+	if err != nil {
+		return nil, toolErrorf("%s", err.Error())
+	}
+	if list == nil {
+		list = []conflicts.Conflict{}
+	}
+	return conflictsResponse{Conflicts: list, NextCursor: next}, nil
+}
+
+func conflictIDArg(raw json.RawMessage) (string, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return "", err
+	}
+	if a.ID == "" {
+		return "", toolErrorf("id is required: the id of the sync conflict (crow_list_sync_conflicts lists them)")
+	}
+	return a.ID, nil
+}
+
+func (s *Server) mcpConflictKeep(ctx context.Context, raw json.RawMessage) (any, error) {
+	id, err := conflictIDArg(raw)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.cfg.Recovery.Keep(ctx, id)
+	if err != nil {
+		return nil, recoveryToolError(id, err)
+	}
+	return c, nil
+}
+
+func (s *Server) mcpConflictRestore(ctx context.Context, raw json.RawMessage) (any, error) {
+	id, err := conflictIDArg(raw)
+	if err != nil {
+		return nil, err
+	}
+	c, row, err := s.cfg.Recovery.Restore(ctx, id)
+	if err != nil {
+		return nil, recoveryToolError(id, err)
+	}
+	return restoreResponse{Conflict: c, Row: row}, nil
+}
+
+func (s *Server) mcpConflictsResolveAll(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a resolveAllRequest
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Table != "" && !store.ValidTable(a.Table) {
+		return nil, toolErrorf("unknown table %q; tables: %s", a.Table, strings.Join(store.Tables(), ", "))
+	}
+	n, err := s.cfg.Recovery.ResolveAll(ctx, conflicts.Filter{Table: a.Table})
+	if err != nil {
+		return nil, err
+	}
+	return resolveAllResponse{Resolved: n}, nil
 }
 
 // deleteResponse is the answer of DELETE /v1/memory/{id} and crow_delete_memory.

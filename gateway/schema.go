@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // schemaGen derives JSON Schemas (draft 2020-12, the dialect of OpenAPI 3.1)
@@ -14,9 +16,14 @@ import (
 // components (#/components/schemas/<pkg>.<Name>); the rest is inlined.
 type schemaGen struct {
 	defs map[string]any
+	// refPrefix is where defs live: the OpenAPI components, or "#/$defs/"
+	// in a self-contained schema (mcpOutputSchema).
+	refPrefix string
 }
 
-func newSchemaGen() *schemaGen { return &schemaGen{defs: map[string]any{}} }
+func newSchemaGen() *schemaGen {
+	return &schemaGen{defs: map[string]any{}, refPrefix: "#/components/schemas/"}
+}
 
 var (
 	timeType    = reflect.TypeFor[time.Time]()
@@ -65,7 +72,7 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 			g.defs[name] = map[string]any{} // reserve the name (recursive types)
 			g.defs[name] = g.object(t)
 		}
-		return map[string]any{"$ref": "#/components/schemas/" + name}
+		return map[string]any{"$ref": g.refPrefix + name}
 	}
 	return map[string]any{} // interfaces: any JSON value
 }
@@ -124,4 +131,19 @@ func nullable(s map[string]any) map[string]any {
 		return c
 	}
 	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+}
+
+// mcpOutputSchema is mcp.WithOutputSchema with this generator: a
+// self-contained schema (named structs under $defs) that, unlike mcp-go's,
+// describes json.RawMessage fields as any JSON value (rows' data), so
+// results carrying row data validate against it.
+func mcpOutputSchema[T any]() mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		g := newSchemaGen()
+		g.refPrefix = "#/$defs/"
+		obj := g.object(reflect.TypeFor[T]())
+		props, _ := obj["properties"].(map[string]any)
+		required, _ := obj["required"].([]string)
+		t.OutputSchema = mcp.ToolOutputSchema{Type: "object", Properties: props, Required: required, Defs: g.defs}
+	}
 }

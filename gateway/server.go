@@ -71,8 +71,10 @@ type Config struct {
 	// DB and Writer serve the generic rows of /v1/tables.
 	DB     *store.DB
 	Writer *store.Writer
-	// Conflicts holds sync_conflicts records and notifications.
+	// Conflicts holds sync_conflicts records and notifications; Recovery
+	// resolves them (keep, restore, resolve all).
 	Conflicts *conflicts.Store
+	Recovery  *conflicts.Recovery
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// RotateAPIKey writes a new owner API key to the data directory and
@@ -191,6 +193,9 @@ func (s *Server) routeTable() []route {
 		owner("GET", "/v1/sync/conflicts", s.handleConflictsList, routeDoc{tag: "sync", summary: "Sync conflict records, newest first", resp: conflictsResponse{}},
 			pTable, pRowID, pUnresolved, pListLimit, pCursor),
 		owner("GET", "/v1/sync/conflicts/{id}", s.handleConflictGet, routeDoc{tag: "sync", summary: "One sync conflict record", resp: conflicts.Conflict{}}),
+		owner("POST", "/v1/sync/conflicts/{id}/keep", s.handleConflictKeep, routeDoc{tag: "sync", summary: "Resolve a conflict by keeping the live version (idempotent; replicates)", resp: conflicts.Conflict{}}),
+		owner("POST", "/v1/sync/conflicts/{id}/restore", s.handleConflictRestore, routeDoc{tag: "sync", summary: "Write the overwritten version back as a new edit and resolve the conflict; 409 if the row changed since (stale), for insert collisions and crow_context rows", resp: restoreResponse{}}),
+		owner("POST", "/v1/sync/conflicts/resolve-all", s.handleConflictsResolveAll, routeDoc{tag: "sync", summary: "Keep the live version of every unresolved conflict (optionally of one table)", body: resolveAllRequest{}, resp: resolveAllResponse{}}),
 		owner("GET", "/v1/notifications", s.handleNotifications, routeDoc{tag: "sync", summary: "Notifications, newest first", resp: notificationsResponse{}},
 			pListLimit, pCursor),
 		owner("POST", "/v1/notifications/{id}/read", s.handleNotificationRead, routeDoc{tag: "sync", summary: "Mark a notification read", resp: readResponse{}}),

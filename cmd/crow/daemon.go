@@ -187,6 +187,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		DB:           db,
 		Writer:       writer,
 		Conflicts:    conflictStore,
+		Recovery:     conflicts.NewRecovery(conflictStore, writer),
 		SyncNode:     node,
 		SyncFeeds:    syncFeeds,
 		SyncPause: func(p bool) {

@@ -1,0 +1,238 @@
+package conflicts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/crow-sync/crow/store"
+)
+
+// Recovery errors (SPEC §6). Each is wrapped with the conflict's id and a
+// sentence the operator can act on.
+var (
+	// ErrResolved: the conflict was already resolved (here or on another
+	// instance; resolutions replicate).
+	ErrResolved = errors.New("conflicts: already resolved")
+	// ErrStale: the live row changed since the conflict was recorded, so
+	// restoring the overwritten version would silently drop that change.
+	ErrStale = errors.New("conflicts: stale: the row changed since the conflict was recorded")
+	// ErrRestoreRefused: this kind of conflict cannot be restored (an insert
+	// collision, a crow_context or registry row).
+	ErrRestoreRefused = errors.New("conflicts: restore refused")
+)
+
+// Action is how a conflict was resolved.
+type Action string
+
+// Resolution actions.
+const (
+	// ActionKeep: the live (winning) version stays; the overwritten one is
+	// dismissed. Resolve-all keeps too.
+	ActionKeep Action = "keep"
+	// ActionRestore: the overwritten version was written back as a new edit.
+	ActionRestore Action = "restore"
+)
+
+// resolution is the data of a sync_conflicts row: the synced resolution of
+// the record with the same id. The table is last-write-wins (package
+// sync/apply), so resolving one conflict on two machines at once never
+// raises a conflict of its own.
+type resolution struct {
+	Action     Action    `json:"action"`
+	ResolvedAt time.Time `json:"resolved_at"`
+	InstanceID string    `json:"instance_id"`
+}
+
+// joinTxn sets c's resolution fields from its sync_conflicts row, if any.
+// Records are local derived state; resolutions are the synced part.
+func (s *Store) joinTxn(txn *badger.Txn, c *Conflict) error {
+	row, err := s.db.GetTxn(txn, store.TableSyncConflicts, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if row.Deleted {
+		return nil
+	}
+	var r resolution
+	if err := json.Unmarshal(row.Data, &r); err != nil || r.ResolvedAt.IsZero() {
+		r.ResolvedAt = row.UpdatedAt // a resolution row of another shape still resolves
+	}
+	at := r.ResolvedAt.UTC()
+	c.Resolved, c.ResolvedAt, c.Resolution = true, &at, r.Action
+	return nil
+}
+
+// Recovery carries out the operator's recovery actions (SPEC §6): keep
+// current, restore the overwritten version, resolve all. Every action is a
+// write through the instance's normal write path (store.Writer), so it is
+// durable, lands in the instance's feed and replicates: a restore is a new
+// local edit of the row, and the resolution (a sync_conflicts row keyed by
+// the conflict id) marks the conflict resolved on every instance.
+type Recovery struct {
+	st   *Store
+	w    *store.Writer
+	self string
+	now  func() time.Time
+}
+
+// NewRecovery returns the recovery actions over st, writing through w.
+func NewRecovery(st *Store, w *store.Writer) *Recovery {
+	return &Recovery{st: st, w: w, self: w.InstanceID(), now: st.now}
+}
+
+// resolutionMutation writes the resolution of id, refusing (ErrResolved)
+// if one exists by the time the write runs.
+func (r *Recovery) resolutionMutation(id string, a Action) (store.Mutation, error) {
+	data, err := json.Marshal(resolution{Action: a, ResolvedAt: r.now().UTC(), InstanceID: r.self})
+	if err != nil {
+		return store.Mutation{}, err
+	}
+	return store.Mutation{Table: store.TableSyncConflicts, RowID: id, Op: store.OpPut, Data: data,
+		Check: func(existing *store.Row) error {
+			if existing != nil && !existing.Deleted {
+				return fmt.Errorf("conflict %s: %w", id, ErrResolved)
+			}
+			return nil
+		}}, nil
+}
+
+// Keep resolves conflict id by keeping the live version. It is idempotent:
+// keeping a resolved conflict returns it as it is. ErrNotFound for an
+// unknown id.
+func (r *Recovery) Keep(ctx context.Context, id string) (*Conflict, error) {
+	c, err := r.st.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Resolved {
+		return c, nil
+	}
+	m, err := r.resolutionMutation(id, ActionKeep)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.w.Write(ctx, m); err != nil && !errors.Is(err, ErrResolved) {
+		return nil, fmt.Errorf("keeping current version of conflict %s: %w", id, err)
+	}
+	return r.st.Get(id)
+}
+
+// Restore writes the overwritten (losing) version of conflict id back as a
+// new local edit of the row and resolves the conflict, in one write. It
+// re-reads the live row inside that write and refuses with ErrStale unless
+// the row is still exactly the winning version the conflict recorded; it
+// refuses (ErrRestoreRefused) insert collisions, whose two versions stay
+// visible for manual resolution, and crow_context and crow_instances rows;
+// ErrResolved if the conflict is resolved already. The losing data is
+// written as it was recorded; a losing tombstone deletes the row. It returns
+// the resolved record and the row as written.
+func (r *Recovery) Restore(ctx context.Context, id string) (*Conflict, *store.Row, error) {
+	c, err := r.st.Get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Resolved {
+		return nil, nil, fmt.Errorf("conflict %s was resolved (%s) at %s: %w", id, c.Resolution,
+			c.ResolvedAt.Format(time.RFC3339), ErrResolved)
+	}
+	switch {
+	case c.Op == OpInsert:
+		return nil, nil, fmt.Errorf("conflict %s is an insert collision (two rows created independently with the id %s): "+
+			"both versions stay in the record for manual resolution; write the row you want, then keep: %w", id, c.RowID, ErrRestoreRefused)
+	case c.TableName == store.TableCrowContext:
+		return nil, nil, fmt.Errorf("conflict %s is on crow_context, which is last-write-wins: %w", id, ErrRestoreRefused)
+	case c.TableName == store.TableCrowInstances:
+		return nil, nil, fmt.Errorf("conflict %s is on the instance registry, which is written through its own API: %w", id, ErrRestoreRefused)
+	}
+	guard := func(live *store.Row) error {
+		if live == nil || live.InstanceID != c.WinningInstanceID || live.LamportTS != c.WinningLamportTS ||
+			live.Deleted != c.WinningDeleted {
+			return fmt.Errorf("conflict %s: %w; restore would overwrite that newer edit (resolve with keep, or edit the row)", id, ErrStale)
+		}
+		if !live.Deleted {
+			canon, err := Canonical(live.Data)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(canon, c.WinningData) {
+				return fmt.Errorf("conflict %s: %w (its data differs from the recorded winner)", id, ErrStale)
+			}
+		}
+		return nil
+	}
+	row := store.Mutation{Table: c.TableName, RowID: c.RowID, Op: store.OpPut, Data: c.LosingData, Check: guard}
+	if c.LosingDeleted {
+		row = store.Mutation{Table: c.TableName, RowID: c.RowID, Op: store.OpDelete, Check: guard}
+	}
+	res, err := r.resolutionMutation(id, ActionRestore)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := r.w.Write(ctx, row, res)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("conflict %s: %w (the row is gone)", id, ErrStale)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("restoring conflict %s: %w", id, err)
+	}
+	c, err = r.st.Get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	written := rows[0]
+	return c, &written, nil
+}
+
+// resolveAllParallelism bounds the keeps in flight in ResolveAll; the
+// writer's group commit turns them into few transactions.
+const resolveAllParallelism = 64
+
+// ResolveAll keeps the live version of every unresolved conflict matching f
+// (f.Unresolved is implied) and returns how many it resolved. Conflicts
+// resolved meanwhile (another instance, a concurrent call) are not counted.
+func (r *Recovery) ResolveAll(ctx context.Context, f Filter) (int, error) {
+	f.Unresolved = true
+	list, err := r.st.List(f)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		mu       sync.Mutex
+		n        int
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, resolveAllParallelism)
+	)
+	for _, c := range list {
+		m, err := r.resolutionMutation(c.ID, ActionKeep)
+		if err != nil {
+			return 0, err
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, err := r.w.Write(ctx, m)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				n++
+			case errors.Is(err, ErrResolved):
+			case firstErr == nil:
+				firstErr = fmt.Errorf("resolving conflict %s: %w", c.ID, err)
+			}
+		})
+	}
+	wg.Wait()
+	return n, firstErr
+}
