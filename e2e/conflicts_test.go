@@ -279,3 +279,102 @@ func countMemories(d *Daemon) int {
 		}
 	}
 }
+
+// conflictOn reads one conflict record from d.
+func conflictOn(d *Daemon, id string) map[string]any {
+	d.t.Helper()
+	st, c := d.Do("GET", "/v1/sync/conflicts/"+id, nil)
+	if st != 200 {
+		d.t.Fatalf("%s: conflict %s = %d %v", d.Name, id, st, c)
+	}
+	return c
+}
+
+// The recovery view's actions on real daemons: a conflict restored on one
+// instance (CLI) brings the overwritten text back on all three, and the
+// record reads resolved (restore) everywhere; a second conflict kept through
+// REST on another instance reads resolved (keep) everywhere; restore refuses
+// a stale conflict with a 409 and changes nothing.
+func TestRecoveryActionsReplicate(t *testing.T) {
+	home, a, b, id := threeConverged(t)
+	edit := func(d *Daemon, mid, text string) {
+		t.Helper()
+		if st, body := d.Do("PATCH", "/v1/memory/"+mid, map[string]any{"content": text}); st != 200 {
+			t.Fatalf("%s: patch = %d %v", d.Name, st, body)
+		}
+	}
+	cut(a)
+	cut(b)
+	edit(a, id, "laptop's edit")
+	edit(b, id, "vps's edit")
+	heal(a)
+	heal(b)
+	ids := sameEverywhere(t, id, 1, home, a, b)
+	c := conflictOn(home, ids[0])
+	lost := c["losing_data"].(map[string]any)["content"].(string)
+
+	out := a.MustCLI("conflicts", "restore", ids[0])
+	if !strings.Contains(out, "resolved") {
+		t.Fatalf("crow conflicts restore printed %q", out)
+	}
+	Eventually(t, syncTimeout, "the restored text and the resolution on every instance", func() bool {
+		for _, d := range []*Daemon{home, a, b} {
+			m := memoryOf(d, id)
+			c := conflictOn(d, ids[0])
+			if m == nil || m["content"] != lost || c["resolved"] != true || c["resolution"] != "restore" {
+				return false
+			}
+		}
+		return true
+	})
+	if out := b.MustCLI("conflicts", "list", "--unresolved"); !strings.Contains(out, "(no conflicts)") {
+		t.Fatalf("b still lists unresolved conflicts:\n%s", out)
+	}
+	// Restoring again is refused: it is resolved (on b, where it was not restored).
+	if _, errOut, err := b.CLI("conflicts", "restore", ids[0]); err == nil || !strings.Contains(errOut, "already resolved") {
+		t.Fatalf("second restore: err=%v stderr=%q", err, errOut)
+	}
+
+	// A second conflict, then the row changes again: restore is stale.
+	cut(a)
+	cut(b)
+	edit(a, id, "laptop again")
+	edit(b, id, "vps again")
+	heal(a)
+	heal(b)
+	ids2 := sameEverywhere(t, id, 2, home, a, b)
+	var second string
+	for _, cid := range ids2 {
+		if cid != ids[0] {
+			second = cid
+		}
+	}
+	edit(home, id, "home moved on")
+	Eventually(t, syncTimeout, "home's edit everywhere", func() bool {
+		return memoryOf(a, id)["content"] == "home moved on" && memoryOf(b, id)["content"] == "home moved on"
+	})
+	st, body := b.Do("POST", "/v1/sync/conflicts/"+second+"/restore", nil)
+	if st != 409 || !strings.Contains(fmt.Sprint(body["error"]), "stale") {
+		t.Fatalf("stale restore = %d %v", st, body)
+	}
+	if m := memoryOf(b, id); m["content"] != "home moved on" {
+		t.Fatalf("a refused restore changed the row: %v", m)
+	}
+	// Keep it on b instead: resolved everywhere.
+	if st, body := b.Do("POST", "/v1/sync/conflicts/"+second+"/keep", nil); st != 200 || body["resolution"] != "keep" {
+		t.Fatalf("keep = %d %v", st, body)
+	}
+	Eventually(t, syncTimeout, "the keep on every instance", func() bool {
+		for _, d := range []*Daemon{home, a} {
+			if c := conflictOn(d, second); c["resolved"] != true || c["resolution"] != "keep" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range []*Daemon{home, a, b} {
+		if m := memoryOf(d, id); m["content"] != "home moved on" {
+			t.Fatalf("%s: keep changed the row: %v", d.Name, m)
+		}
+	}
+}
