@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
@@ -64,3 +65,42 @@ func (s *Server) requireOwner(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// peerKey marks a request context as a federated call from a peer instance.
+type peerKey struct{}
+
+// peerOf returns the peer instance id of a federated call (see
+// requireOwnerOrPeer); ok is false for the owner.
+func peerOf(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(peerKey{}).(string)
+	return id, ok
+}
+
+// requireOwnerOrPeer admits the owner key, or a federation token of a
+// registered, non-revoked peer (Config.VerifyPeerToken); the peer's id is
+// put in the request context, so the MCP tool handler can apply the
+// allow-list. A token that fails is refused with the reason, and logged:
+// it is either a misconfigured peer or an attack.
+func (s *Server) requireOwnerOrPeer(h http.Handler) http.Handler {
+	owner := s.requireOwner(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := presentedKey(r)
+		if s.cfg.VerifyPeerToken == nil || !strings.HasPrefix(key, PeerTokenPrefix) {
+			owner.ServeHTTP(w, r)
+			return
+		}
+		issuer, err := s.cfg.VerifyPeerToken(key)
+		if err != nil {
+			s.log.Warn("security: federation token refused", "remote", r.RemoteAddr, "err", err)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="crow", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, "federation token refused: %s", err.Error())
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), peerKey{}, issuer)))
+	})
+}
+
+// PeerTokenPrefix starts every federation token (package federation's
+// frozen format), so the gateway tells a peer token from an owner key
+// without trying both.
+const PeerTokenPrefix = "crowtok1."

@@ -57,7 +57,7 @@ func (s *Server) mcpRoutes() []route {
 	local := s.newMCPServer("mcp", tools)
 	router := s.newMCPServer("router", s.routedTools(tools, nil))
 	return []route{
-		{path: MCPPath, access: ownerOnly, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
+		{path: MCPPath, access: ownerOrPeer, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
 			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP server (streamable HTTP): this instance's tools"}},
 		{path: RouterMCPPath, access: ownerOnly, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: router,
 			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP router (streamable HTTP): the same tools, each taking the instance_id to run on"}},
@@ -112,6 +112,11 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.Streamab
 // error out.
 func (s *Server) toolHandler(t mcpTool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if peer, ok := peerOf(ctx); ok && (s.cfg.PeerAllowed == nil || !s.cfg.PeerAllowed(t.tool.Name)) {
+			s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", t.tool.Name)
+			return mcp.NewToolResultError(fmt.Sprintf("tool %s is not allowed for federated calls from instance %s "+
+				"(peers may call only the allow-listed search and read tools)", t.tool.Name, peer)), nil
+		}
 		args, err := rawArguments(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil

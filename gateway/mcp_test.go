@@ -92,7 +92,7 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 
 // startGateway serves a gateway over mem and the conflict store cs (nil:
 // none) with a fresh in-memory registry.
-func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *conflicts.Recovery) *gatewayEnv {
+func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *conflicts.Recovery, opts ...func(*gateway.Config)) *gatewayEnv {
 	tb.Helper()
 	seed := testSeed()
 	reg, err := registry.New(context.Background(), registry.Config{
@@ -108,7 +108,7 @@ func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *
 		tb.Fatal(err)
 	}
 	key := seed.InstanceKey(selfID)
-	gw := gateway.New(gateway.Config{
+	cfg := gateway.Config{
 		Logger: slog.New(slog.DiscardHandler),
 		Self: gateway.Self{
 			InstanceID: selfID, Name: "home", Role: registry.RoleHome, CrowID: seed.CrowID(),
@@ -121,7 +121,11 @@ func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *
 		Instances: reg,
 		Conflicts: cs,
 		Recovery:  rec,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	gw := gateway.New(cfg)
 	srv := httptest.NewServer(gw.Handler())
 	tb.Cleanup(srv.Close)
 	return &gatewayEnv{url: srv.URL, mem: mem, reg: reg, cs: cs}

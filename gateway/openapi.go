@@ -85,8 +85,11 @@ func (s *Server) buildOpenAPI() []byte {
 				"4XX":     errResp("The request is wrong (bad body or query, unknown id, method not allowed); the error says what"),
 				"default": errResp("Internal error; the message carries the request id the daemon's log names"),
 			}
-			if rt.access == ownerOnly {
+			switch rt.access {
+			case ownerOnly:
 				responses["401"] = errResp("Missing or wrong owner API key")
+			case ownerOrPeer:
+				responses["401"] = errResp("Missing or wrong owner API key, or a refused federation token")
 			}
 			switch {
 			case rt.doc.mcp:

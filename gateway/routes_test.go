@@ -267,7 +267,7 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 			if !hasSec || len(sec.([]any)) != 0 {
 				t.Errorf("public %s %s is not documented as needing no key", o.method, o.path)
 			}
-		case ownerOnly:
+		case ownerOnly, ownerOrPeer:
 			if hasSec || resp["401"] == nil {
 				t.Errorf("owner %s %s: security %v, 401 documented %v", o.method, o.path, sec, resp["401"] != nil)
 			}

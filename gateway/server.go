@@ -77,6 +77,13 @@ type Config struct {
 	Recovery  *conflicts.Recovery
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
+	// VerifyPeerToken checks a federation bearer token presented to /mcp by
+	// another instance and returns its issuer (the peer's instance id). Nil:
+	// /mcp accepts the owner key only.
+	VerifyPeerToken func(token string) (issuer string, err error)
+	// PeerAllowed says which tools a peer may call through /mcp (deny by
+	// default: nil allows none).
+	PeerAllowed func(tool string) bool
 	// RotateAPIKey writes a new owner API key to the data directory and
 	// returns it (home.Home.RotateAPIKey); POST /v1/apikey/rotate calls it,
 	// then makes Keys accept only the new key.
@@ -104,8 +111,9 @@ type Server struct {
 type access int
 
 const (
-	ownerOnly access = iota // the owner API key is required
-	public                  // anyone who can reach the gateway
+	ownerOnly   access = iota // the owner API key is required
+	public                    // anyone who can reach the gateway
+	ownerOrPeer               // the owner key, or a peer instance's federation token (/mcp)
 )
 
 // route is one entry of the route table: how the mux registers it and what
@@ -219,8 +227,11 @@ func (s *Server) wrap(rt route) http.Handler {
 		h = checkQuery(rt.query, h)
 	}
 	h = limitBody(cmp.Or(rt.maxBody, MaxBodyBytes), h)
-	if rt.access == ownerOnly {
+	switch rt.access {
+	case ownerOnly:
 		h = s.requireOwner(h)
+	case ownerOrPeer:
+		h = s.requireOwnerOrPeer(h)
 	}
 	if rt.guard {
 		h = s.browserGuard(h)
