@@ -1,0 +1,607 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/crow-sync/crow/gateway/ui"
+)
+
+// The browser test drives the real pages in headless Chromium against a fake
+// of the REST API: it checks what the owner sees and that the actions reach
+// the API (the fake's state changes), not only that the pages load.
+
+const testKey = "testkey"
+
+// xss is row text that would run script if the UI parsed data as HTML.
+const xss = `<img src=x onerror=alert(1)>`
+
+// fakeConflict has the JSON shape of GET /v1/sync/conflicts/{id}.
+type fakeConflict struct {
+	ID                string            `json:"id"`
+	TableName         string            `json:"table_name"`
+	RowID             string            `json:"row_id"`
+	WinningInstanceID string            `json:"winning_instance_id"`
+	LosingInstanceID  string            `json:"losing_instance_id"`
+	WinningLamportTS  uint64            `json:"winning_lamport_ts"`
+	LosingLamportTS   uint64            `json:"losing_lamport_ts"`
+	WinningData       map[string]any    `json:"winning_data"`
+	LosingData        map[string]any    `json:"losing_data"`
+	Op                string            `json:"op"`
+	Resolved          bool              `json:"resolved"`
+	ResolvedAt        *time.Time        `json:"resolved_at"`
+	CreatedAt         time.Time         `json:"created_at"`
+	WinningVV         map[string]uint64 `json:"winning_vv"`
+	LosingVV          map[string]uint64 `json:"losing_vv"`
+	WinningDeleted    bool              `json:"winning_deleted"`
+	LosingDeleted     bool              `json:"losing_deleted"`
+	Resolution        string            `json:"resolution"`
+
+	stale bool // the live row changed since: restore answers 409
+}
+
+type fakeNotification struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Priority  string    `json:"priority"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	Link      string    `json:"link"`
+	Read      bool      `json:"read"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// fakeAPI is an in-memory stand-in for the gateway's REST API.
+type fakeAPI struct {
+	mu            sync.Mutex
+	conflicts     []*fakeConflict // newest first
+	notifications []*fakeNotification
+	calls         []string // the state-changing calls, e.g. "restore c1"
+	unauthorized  int      // requests answered 401
+}
+
+const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded; reload it and choose again"
+
+func newFakeAPI() *fakeAPI {
+	now := time.Now().UTC().Truncate(time.Second)
+	return &fakeAPI{
+		conflicts: []*fakeConflict{
+			{
+				ID: "c1", TableName: "memories", RowID: "mem-1", Op: "update", CreatedAt: now.Add(-1 * time.Minute),
+				WinningInstanceID: "inst-home", WinningLamportTS: 12, WinningVV: map[string]uint64{"inst-home": 12},
+				WinningData:      map[string]any{"content": "the current text", "importance": 5, "tags": []string{"a", "b"}},
+				LosingInstanceID: "inst-laptop", LosingLamportTS: 11, LosingVV: map[string]uint64{"inst-laptop": 11},
+				LosingData: map[string]any{"content": xss, "importance": 5, "category": "old"},
+			},
+			{
+				ID: "c2", TableName: "notes", RowID: "note-7", Op: "insert", CreatedAt: now.Add(-2 * time.Minute),
+				WinningInstanceID: "inst-home", WinningLamportTS: 3, WinningVV: map[string]uint64{"inst-home": 3},
+				WinningData:      map[string]any{"title": "home's note"},
+				LosingInstanceID: "inst-laptop", LosingLamportTS: 2, LosingVV: map[string]uint64{"inst-laptop": 2},
+				LosingData: map[string]any{"title": "laptop's note"},
+			},
+			{
+				ID: "c3", TableName: "memories", RowID: "mem-2", Op: "update", CreatedAt: now.Add(-3 * time.Minute), stale: true,
+				WinningInstanceID: "inst-laptop", WinningLamportTS: 9, WinningVV: map[string]uint64{"inst-laptop": 9},
+				WinningData:      map[string]any{"content": "laptop edit"},
+				LosingInstanceID: "inst-home", LosingLamportTS: 8, LosingVV: map[string]uint64{"inst-home": 8},
+				LosingData: map[string]any{"content": "home edit"},
+			},
+		},
+		notifications: []*fakeNotification{
+			{ID: "n1", Kind: "sync_conflict", Priority: "high", Title: "Sync conflicts need a look",
+				Body: "2 instances changed the same rows", Link: "/ui/conflicts", CreatedAt: now.Add(-time.Minute)},
+			{ID: "n2", Kind: "instance", Priority: "normal", Title: "laptop is offline",
+				Body: "<script>alert(2)</script>", Link: "javascript:alert(3)", Read: true, CreatedAt: now.Add(-time.Hour)},
+		},
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+func (f *fakeAPI) find(id string) *fakeConflict {
+	for _, c := range f.conflicts {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+func (f *fakeAPI) resolve(c *fakeConflict, how string) {
+	now := time.Now().UTC()
+	c.Resolved, c.ResolvedAt, c.Resolution = true, &now, how
+}
+
+func (f *fakeAPI) record(call string) { f.calls = append(f.calls, call) }
+
+func (f *fakeAPI) called(call string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.calls, call)
+}
+
+func (f *fakeAPI) snapshot() (calls []string, unauthorized int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls), f.unauthorized
+}
+
+func (f *fakeAPI) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", ui.Handler())
+	mux.HandleFunc("GET /v1/sync/conflicts", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		list := []*fakeConflict{}
+		for _, c := range f.conflicts {
+			if q.Get("unresolved") == "true" && c.Resolved {
+				continue
+			}
+			if t := q.Get("table"); t != "" && c.TableName != t {
+				continue
+			}
+			list = append(list, c)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"conflicts": list, "next_cursor": ""})
+	})
+	mux.HandleFunc("GET /v1/sync/conflicts/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if c := f.find(r.PathValue("id")); c != nil {
+			writeJSON(w, http.StatusOK, c)
+			return
+		}
+		writeErr(w, http.StatusNotFound, "no sync conflict with id %s", r.PathValue("id"))
+	})
+	mux.HandleFunc("POST /v1/sync/conflicts/{id}/keep", func(w http.ResponseWriter, r *http.Request) {
+		c := f.find(r.PathValue("id"))
+		if c == nil {
+			writeErr(w, http.StatusNotFound, "no sync conflict with id %s", r.PathValue("id"))
+			return
+		}
+		f.record("keep " + c.ID)
+		if !c.Resolved {
+			f.resolve(c, "keep")
+		}
+		writeJSON(w, http.StatusOK, c)
+	})
+	mux.HandleFunc("POST /v1/sync/conflicts/{id}/restore", func(w http.ResponseWriter, r *http.Request) {
+		c := f.find(r.PathValue("id"))
+		if c == nil {
+			writeErr(w, http.StatusNotFound, "no sync conflict with id %s", r.PathValue("id"))
+			return
+		}
+		f.record("restore " + c.ID)
+		switch {
+		case c.Resolved:
+			writeErr(w, http.StatusConflict, "conflict %s is already resolved", c.ID)
+		case c.Op == "insert":
+			writeErr(w, http.StatusConflict, "restore refused: %s/%s is an insert collision; resolve it by hand", c.TableName, c.RowID)
+		case c.stale:
+			writeErr(w, http.StatusConflict, "%s", staleMsg)
+		default:
+			f.resolve(c, "restore")
+			writeJSON(w, http.StatusOK, map[string]any{"conflict": c, "row": map[string]any{"table": c.TableName, "row_id": c.RowID, "data": c.LosingData}})
+		}
+	})
+	mux.HandleFunc("POST /v1/sync/conflicts/resolve-all", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Table string `json:"table"`
+		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			writeErr(w, http.StatusBadRequest, "body: %v", err)
+			return
+		}
+		f.record("resolve-all " + in.Table)
+		n := 0
+		for _, c := range f.conflicts {
+			if !c.Resolved && (in.Table == "" || c.TableName == in.Table) {
+				f.resolve(c, "keep")
+				n++
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"resolved": n})
+	})
+	mux.HandleFunc("GET /v1/notifications", func(w http.ResponseWriter, r *http.Request) {
+		unread := 0
+		for _, n := range f.notifications {
+			if !n.Read {
+				unread++
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"notifications": f.notifications, "unread": unread, "next_cursor": ""})
+	})
+	mux.HandleFunc("POST /v1/notifications/{id}/read", func(w http.ResponseWriter, r *http.Request) {
+		for _, n := range f.notifications {
+			if n.ID == r.PathValue("id") {
+				f.record("read " + n.ID)
+				n.Read = true
+				writeJSON(w, http.StatusOK, map[string]any{"id": n.ID, "read": true})
+				return
+			}
+		}
+		writeErr(w, http.StatusNotFound, "no notification with id %s", r.PathValue("id"))
+	})
+	mux.HandleFunc("GET /v1/instances", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"self": "inst-home", "instances": []map[string]any{
+			{"id": "inst-home", "name": "home", "role": "home", "gateway_url": "http://127.0.0.1:3001", "status": "online",
+				"last_seen": time.Now().Unix(), "public_key": "ab", "sync_addrs": []string{}},
+			{"id": "inst-laptop", "name": "laptop", "role": "satellite", "gateway_url": "http://100.64.0.2:3001", "status": "offline",
+				"last_seen": 0, "public_key": "cd", "sync_addrs": []string{}},
+		}})
+	})
+	mux.HandleFunc("GET /v1/sync/status", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"instance_id": "inst-home", "paused": false,
+			"feeds": []map[string]any{
+				{"feed": strings.Repeat("ab", 32), "instance_id": "inst-home", "name": "home", "length": 40},
+				{"feed": strings.Repeat("cd", 32), "instance_id": "inst-laptop", "name": "laptop", "length": 33},
+			},
+			"peers": []map[string]any{
+				{"instance_id": "inst-laptop", "name": "laptop", "peer_id": "12D3KooWfake", "connected": false, "lag": 7,
+					"last_seen": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "entries_received": 33, "entries_sent": 40, "feeds": []any{}},
+			}})
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			switch r.Header.Get("Authorization") {
+			case "Bearer " + testKey:
+			case "":
+				f.unauthorized++
+				writeErr(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>")
+				return
+			default:
+				f.unauthorized++
+				writeErr(w, http.StatusUnauthorized, "wrong API key")
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// findBrowser returns the Chromium to drive. Without one the test is skipped
+// on a developer machine and fails in CI (CI=true), where .ci/run installs it.
+func findBrowser(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no browser found (chromium, chromium-browser or google-chrome on PATH): the web UI browser test must run in CI; .ci/run installs the Debian package chromium")
+	}
+	t.Skip("no browser found (chromium, chromium-browser, google-chrome); install chromium to run the web UI browser test")
+	return ""
+}
+
+// session is one browser tab on the fake server.
+type session struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu         sync.Mutex
+	dialogs    []string // "type: message"
+	exceptions []string
+}
+
+func (s *session) text() string {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	defer cancel()
+	txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ''`))
+	if err != nil {
+		return "(page text unavailable: " + err.Error() + ")"
+	}
+	return txt
+}
+
+func (s *session) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		s.t.Fatalf("%s: %v\n--- page text:\n%s", what, err, s.text())
+	}
+}
+
+// wait polls the JavaScript predicate until it is true.
+func (s *session) wait(what, predicate string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(8*time.Second)))
+	if err != nil {
+		s.t.Fatalf("waiting for %s (%s): %v\n--- page text:\n%s", what, predicate, err, s.text())
+	}
+}
+
+func eval[T any](s *session, expr string) T {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		s.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// check fails the test unless the JavaScript predicate is true now.
+func (s *session) check(what, predicate string) {
+	s.t.Helper()
+	if !eval[bool](s, predicate) {
+		s.t.Errorf("%s: false: %s\n--- page text:\n%s", what, predicate, s.text())
+	}
+}
+
+// open navigates to a page and waits until app.js has shown its content.
+func (s *session) open(path string) {
+	s.t.Helper()
+	s.do("navigate to "+path, chromedp.Navigate(s.base+path))
+	s.wait(path+" shown", `!document.getElementById('content').hidden`)
+}
+
+// clean checks what must hold on every page: no dialog but the confirm of
+// Resolve all, no uncaught exception, no CSP violation, no element made
+// from row text.
+func (s *session) clean(where string) {
+	s.t.Helper()
+	s.mu.Lock()
+	for _, d := range s.dialogs {
+		if !strings.HasPrefix(d, "confirm: ") {
+			s.t.Errorf("%s: unexpected dialog %q (script from data ran?)", where, d)
+		}
+	}
+	for _, e := range s.exceptions {
+		s.t.Errorf("%s: uncaught exception: %s", where, e)
+	}
+	s.exceptions = nil
+	s.mu.Unlock()
+	if v := eval[[]string](s, `window.__csp || ['the CSP probe is missing']`); len(v) > 0 {
+		s.t.Errorf("%s: CSP violations: %v", where, v)
+	}
+	s.check(where+": no element from row text", `document.querySelectorAll('img').length === 0 && document.querySelectorAll('script').length === 1`)
+}
+
+// cspProbe runs before any page script (DevTools scripts are not subject to
+// the page's CSP) and records the violations the CSP reports.
+const cspProbe = `window.__csp = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.__csp.push(e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber);
+});`
+
+func rows(sel string) string {
+	return `document.querySelectorAll('` + sel + `').length`
+}
+
+func TestBrowserRecoveryView(t *testing.T) {
+	execPath := findBrowser(t)
+	began := time.Now()
+
+	api := newFakeAPI()
+	srv := httptest.NewServer(api.handler())
+	defer srv.Close()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	// The whole test, browser included, ends within a minute whatever happens.
+	root, cancelRoot := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelRoot()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
+	defer cancelAlloc()
+
+	s := &session{t: t, base: srv.URL}
+	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			s.mu.Lock()
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			s.exceptions = append(s.exceptions, msg)
+			s.mu.Unlock()
+		}
+	}))
+	defer cancelTab()
+	s.ctx = ctx
+
+	// Start the browser (with no timeout of its own: see chromedp.Run).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", execPath, err)
+	}
+	t.Logf("browser started in %s", time.Since(began).Round(time.Millisecond))
+
+	// Answer dialogs: accept confirm() (Resolve all), and dismiss anything
+	// else, which clean() reports.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.dialogs = append(s.dialogs, string(ev.Type)+": "+ev.Message)
+			s.mu.Unlock()
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspProbe}); err != nil {
+		t.Fatal(err)
+	}
+
+	// --- The key form: no key yet, then a wrong key (401), then the right one.
+	s.do("open /ui/conflicts", chromedp.Navigate(srv.URL+"/ui/conflicts"))
+	s.wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.check("the form names the key file", `document.querySelector('#login label').textContent === 'Owner API key (the content of $CROW_HOME/api-key)'`)
+	s.check("no data shown before a key", `document.getElementById('content').hidden`)
+
+	s.do("enter a wrong key", chromedp.SendKeys(chromedp.ID("login-key"), "not-the-key"), chromedp.Click(chromedp.ID("login-submit")))
+	s.wait("the 401 message", `!document.getElementById('login-msg').hidden && document.getElementById('login-msg').textContent.includes('wrong API key')`)
+	s.check("the refused key is forgotten", `sessionStorage.getItem('crow-api-key') === null && !document.getElementById('login').hidden && document.getElementById('content').hidden`)
+
+	s.do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
+	s.wait("3 unresolved conflicts", rows(`#conflict-list tbody tr`)+` === 3`)
+	s.check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === 'testkey' && document.getElementById('login').hidden`)
+	s.check("newest first", `[...document.querySelectorAll('#conflict-list tbody tr')].map(r => r.dataset.id).join() === 'c1,c2,c3'`)
+
+	// --- Detail of c1: both versions side by side and the per-field diff.
+	s.do("open c1", chromedp.Click(chromedp.CSS(`button[data-open="c1"]`)))
+	s.wait("the detail of c1", `!document.getElementById('detail').hidden && document.getElementById('detail-title').textContent.includes('mem-1')`)
+	s.check("current version: instance, lamport, deleted flag",
+		`(t => t.includes('inst-home') && t.includes('12') && t.includes('Deleted') && t.includes('no') && t.includes('the current text'))(document.getElementById('version-current').textContent)`)
+	s.check("overwritten version: instance, lamport, data",
+		`(t => t.includes('inst-laptop') && t.includes('11') && t.includes('"category": "old"'))(document.getElementById('version-overwritten').textContent)`)
+	s.wait("instance names from /v1/instances", `document.querySelector('#version-current [data-field="instance"]').textContent === 'home (inst-home)'`)
+	s.check("side by side", `(a => a[0].top === a[1].top && a[0].right <= a[1].left)([...document.querySelectorAll('.versions .version')].map(e => e.getBoundingClientRect()))`)
+	for field, change := range map[string]string{"content": "changed", "tags": "added", "category": "removed", "importance": "same"} {
+		s.check("diff marks "+field+" "+change, fmt.Sprintf(`(r => r !== null && r.dataset.change === %q && r.classList.contains('diff-%s'))(document.querySelector('#diff tr[data-field="%s"]'))`, change, change, field))
+	}
+	s.check("a changed field is highlighted (CSS loaded under the CSP)",
+		`getComputedStyle(document.querySelector('#diff tr[data-field="content"] td')).backgroundColor !== getComputedStyle(document.querySelector('#diff tr[data-field="importance"] td')).backgroundColor`)
+	s.check("markup in row data is shown as text", `document.getElementById('version-overwritten').textContent.includes('<img src=x onerror=alert(1)>') && document.querySelector('#diff tr[data-field="content"]').textContent.includes('<img src=x onerror=alert(1)>')`)
+	s.check("restore offered for an update", `!document.getElementById('restore').disabled && document.getElementById('restore-note').hidden`)
+	s.clean("detail of c1")
+
+	// --- Restore c1: the API is called and c1 leaves the unresolved list.
+	s.do("restore c1", chromedp.Click(chromedp.ID("restore")))
+	s.wait("c1 gone from the unresolved list", rows(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id="c1"]')`)
+	if !api.called("restore c1") {
+		t.Error("the fake API saw no restore of c1")
+	}
+	s.check("restore reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Restored the overwritten version of memories / mem-1')`)
+	s.check("the detail shows c1 resolved", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('keep').disabled && document.getElementById('restore').disabled`)
+
+	// --- Restore of a stale conflict: the 409 text is shown; then Keep.
+	s.do("open c3", chromedp.Click(chromedp.CSS(`button[data-open="c3"]`)))
+	s.wait("the detail of c3", `document.getElementById('detail-title').textContent.includes('mem-2') && !document.getElementById('restore').disabled`)
+	s.do("restore c3", chromedp.Click(chromedp.ID("restore")))
+	s.wait("the 409 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+jsString(staleMsg)+`)`)
+	s.wait("c3 still unresolved, keep offered", rows(`#conflict-list tbody tr[data-id="c3"]`)+` === 1 && !document.getElementById('keep').disabled`)
+	s.do("keep c3", chromedp.Click(chromedp.ID("keep")))
+	s.wait("c3 gone from the unresolved list", rows(`#conflict-list tbody tr`)+` === 1 && !document.querySelector('#conflict-list tr[data-id="c3"]')`)
+	if !api.called("keep c3") {
+		t.Error("the fake API saw no keep of c3")
+	}
+	s.check("keep reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Kept the current version of memories / mem-2')`)
+
+	// --- The insert collision: restore is not offered, with the reason.
+	s.do("open c2", chromedp.Click(chromedp.CSS(`button[data-open="c2"]`)))
+	s.wait("the detail of c2", `document.getElementById('detail-title').textContent.includes('note-7')`)
+	s.check("restore disabled for an insert collision, with the reason",
+		`document.getElementById('restore').disabled && !document.getElementById('restore-note').hidden && document.getElementById('restore-note').textContent.includes('insert collision') && !document.getElementById('keep').disabled`)
+	s.check("both versions of the collision are shown", `document.getElementById('version-current').textContent.includes("home's note") && document.getElementById('version-overwritten').textContent.includes("laptop's note")`)
+	if api.called("restore c2") {
+		t.Error("the UI asked to restore an insert collision")
+	}
+	// The server has the last word: a restore that reaches it anyway (a page
+	// older than a server rule) shows the server's 409 text.
+	s.do("force a restore of c2", chromedp.Evaluate[chromedp.Void](`(b => { b.disabled = false; b.click(); })(document.getElementById('restore'))`))
+	s.wait("the 409 of the insert collision", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes('restore refused: notes/note-7 is an insert collision; resolve it by hand')`)
+	s.wait("restore disabled again", `document.getElementById('restore').disabled && !document.getElementById('keep').disabled`)
+	if !api.called("restore c2") {
+		t.Error("the forced restore of c2 did not reach the fake API")
+	}
+
+	// --- Resolve all, confirmed in the dialog.
+	s.do("resolve all", chromedp.Click(chromedp.ID("resolve-all")))
+	s.wait("an empty unresolved list", rows(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
+	if !api.called("resolve-all ") {
+		calls, _ := api.snapshot()
+		t.Errorf("the fake API saw no resolve-all of every table; calls: %v", calls)
+	}
+	s.mu.Lock()
+	if len(s.dialogs) != 1 || !strings.HasPrefix(s.dialogs[0], "confirm: Resolve all unresolved conflicts of all tables") {
+		t.Errorf("dialogs: %q, want one confirm of Resolve all", s.dialogs)
+	}
+	s.mu.Unlock()
+	s.check("resolve all reported", `document.getElementById('status').textContent === 'Resolved 1 conflict by keeping the current versions.'`)
+	s.check("the open detail is refreshed", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · kept current')`)
+
+	// --- Filters: all, then one table.
+	s.do("show all", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'all'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-resolved'))`))
+	s.wait("all 3 conflicts, resolved", rows(`#conflict-list tbody tr`)+` === 3 && `+rows(`#conflict-list .badge.resolved`)+` === 3`)
+	s.do("only notes", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'notes'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-table'))`))
+	s.wait("only the notes conflict", rows(`#conflict-list tbody tr`)+` === 1 && document.querySelector('#conflict-list tbody tr').dataset.id === 'c2'`)
+	s.clean("recovery view")
+
+	// --- Overview: counts from the API (the key is kept for the tab).
+	s.open("/ui/")
+	s.wait("overview counts", `document.getElementById('ov-unread').textContent === '1 unread notification' && document.getElementById('ov-conflicts').textContent === 'No unresolved conflicts' && document.getElementById('ov-instances').textContent === '2 instances, 1 online'`)
+	s.clean("overview")
+
+	// --- Notifications: mark the conflict notification read.
+	s.open("/ui/notifications")
+	s.wait("2 notifications", rows(`#notification-list li`)+` === 2 && document.getElementById('unread-summary').textContent === '1 unread.'`)
+	s.check("the conflict notification links the recovery view", `document.querySelector('#notification-list li[data-id="n1"] a').getAttribute('href') === '/ui/conflicts'`)
+	s.check("a javascript: link is not made a link", `document.querySelectorAll('#notification-list a').length === 1`)
+	s.check("markup in a notification is text", `document.querySelector('#notification-list li[data-id="n2"]').textContent.includes('<script>alert(2)</script>')`)
+	s.do("mark n1 read", chromedp.Click(chromedp.CSS(`button[data-read="n1"]`)))
+	s.wait("n1 read", `document.querySelector('#notification-list li[data-id="n1"]').classList.contains('read') && document.getElementById('unread-summary').textContent === '0 unread.' && !document.querySelector('button[data-read]')`)
+	if !api.called("read n1") {
+		t.Error("the fake API saw no read of n1")
+	}
+	s.clean("notifications")
+
+	// --- Instances: registry and replication status.
+	s.open("/ui/instances")
+	s.wait("2 instances", rows(`#instance-list tbody tr`)+` === 2`)
+	s.check("the offline satellite: never seen, not connected, lag 7",
+		`(t => t.includes('laptop') && t.includes('offline') && t.includes('never') && t.includes('not connected, lag 7'))(document.querySelector('#instance-list tr[data-id="inst-laptop"]').textContent)`)
+	s.check("self is marked", `document.querySelector('#instance-list tr[data-id="inst-home"]').textContent.includes('(this instance)')`)
+	s.check("peer lag", `document.querySelector('#peer-list tr[data-id="inst-laptop"] [data-field="lag"]').textContent === '7'`)
+	s.check("feeds", rows(`#feed-list tbody tr`)+` === 2 && document.getElementById('sync-summary').textContent.startsWith('Replication is running.')`)
+	s.clean("instances")
+
+	// --- Forget the key: the form comes back and the API is not called.
+	_, before := api.snapshot()
+	s.do("forget the key", chromedp.Click(chromedp.ID("forget-key")))
+	s.wait("the key form again", `!document.getElementById('login').hidden && sessionStorage.getItem('crow-api-key') === null`)
+	if _, after := api.snapshot(); after != before {
+		t.Errorf("the UI called the API without a key")
+	}
+
+	t.Logf("browser test took %s", time.Since(began).Round(time.Millisecond))
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

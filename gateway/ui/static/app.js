@@ -1,0 +1,738 @@
+// crow web UI. The pages are static; every piece of data comes from the
+// authenticated REST API (/v1/...) with the owner API key, which is kept in
+// sessionStorage only. Data is rendered with DOM text nodes, never parsed as
+// HTML: rows contain arbitrary user text.
+(function () {
+  'use strict';
+
+  var KEY_NAME = 'crow-api-key';
+  var PAGE_SIZE = 50;
+
+  // ---- DOM helpers -------------------------------------------------------
+
+  function $(id) { return document.getElementById(id); }
+
+  // el builds an element. attrs: class, id, type, href, title, text, hidden,
+  // disabled, data (an object of data-* values). children: nodes or strings
+  // (strings become text nodes); null and undefined are skipped.
+  function el(tag, attrs) {
+    var n = document.createElement(tag);
+    attrs = attrs || {};
+    Object.keys(attrs).forEach(function (k) {
+      var v = attrs[k];
+      if (v === undefined || v === null) return;
+      if (k === 'class') n.className = v;
+      else if (k === 'text') n.textContent = v;
+      else if (k === 'data') Object.keys(v).forEach(function (d) { n.dataset[d] = v[d]; });
+      else if (k === 'hidden' || k === 'disabled') n[k] = !!v;
+      else n.setAttribute(k, String(v));
+    });
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined) continue;
+      n.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    }
+    return n;
+  }
+
+  function setText(id, text) { var n = $(id); if (n) n.textContent = text; }
+
+  function pad(n) { return n < 10 ? '0' + n : String(n); }
+
+  // fmtTime formats an RFC 3339 string or Unix seconds (0: never) as local
+  // time with an "ago" hint.
+  function fmtTime(v) {
+    if (v === null || v === undefined || v === '') return '—';
+    var d;
+    if (typeof v === 'number') {
+      if (v <= 0) return 'never';
+      d = new Date(v * 1000);
+    } else {
+      d = new Date(String(v));
+    }
+    if (isNaN(d.getTime())) return String(v);
+    var s = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+    var ago = Math.round((Date.now() - d.getTime()) / 1000);
+    if (ago >= 0) {
+      var rel = ago < 60 ? ago + ' s' : ago < 3600 ? Math.floor(ago / 60) + ' min' :
+        ago < 86400 ? Math.floor(ago / 3600) + ' h' : Math.floor(ago / 86400) + ' d';
+      s += ' (' + rel + ' ago)';
+    }
+    return s;
+  }
+
+  function str(v) { return v === null || v === undefined ? '' : String(v); }
+  function arr(v) { return Array.isArray(v) ? v : []; }
+  function obj(v) { return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : {}; }
+  function num(v) { return typeof v === 'number' && isFinite(v) ? v : 0; }
+
+  function pretty(v) {
+    if (v === undefined) return '(absent)';
+    try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
+  }
+
+  // canon is JSON with object keys sorted, to compare values.
+  function canon(v) {
+    if (Array.isArray(v)) return '[' + v.map(canon).join(',') + ']';
+    if (v !== null && typeof v === 'object') {
+      return '{' + Object.keys(v).sort().map(function (k) { return JSON.stringify(k) + ':' + canon(v[k]); }).join(',') + '}';
+    }
+    return JSON.stringify(v === undefined ? null : v);
+  }
+
+  // ---- status area -------------------------------------------------------
+
+  function showStatus(kind, text) {
+    var s = $('status');
+    s.className = kind;
+    s.textContent = text;
+    s.hidden = false;
+  }
+
+  function clearStatus() {
+    var s = $('status');
+    s.hidden = true;
+    s.textContent = '';
+  }
+
+  // ---- API key and REST calls --------------------------------------------
+
+  function getKey() {
+    try { return sessionStorage.getItem(KEY_NAME) || ''; } catch (e) { return ''; }
+  }
+  function setKey(k) {
+    try { sessionStorage.setItem(KEY_NAME, k); } catch (e) { /* storage disabled: the key lives until reload */ }
+    memoryKey = k;
+  }
+  function clearKey() {
+    try { sessionStorage.removeItem(KEY_NAME); } catch (e) { /* ignore */ }
+    memoryKey = '';
+  }
+  var memoryKey = '';
+  function currentKey() { return getKey() || memoryKey; }
+
+  function ApiError(status, message, auth) {
+    this.status = status;
+    this.message = message;
+    this.auth = !!auth;
+  }
+  ApiError.prototype = Object.create(Error.prototype);
+  ApiError.prototype.name = 'ApiError';
+
+  // api calls the REST API. It resolves to the decoded JSON answer; it
+  // rejects with an ApiError carrying the server's {"error": ...} text. A 401
+  // forgets the key and shows the key form again (err.auth is then true).
+  function api(method, path, body) {
+    var key = currentKey();
+    if (!key) {
+      var box = $('login');
+      if (!box || box.hidden) showLogin('');
+      return Promise.reject(new ApiError(401, 'no API key', true));
+    }
+    var init = {
+      method: method,
+      headers: { 'Authorization': 'Bearer ' + key, 'Accept': 'application/json' },
+      cache: 'no-store',
+      credentials: 'same-origin',
+      referrerPolicy: 'no-referrer'
+    };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    return fetch(path, init).then(function (res) {
+      return res.text().then(function (text) {
+        var data = null;
+        if (text) {
+          try { data = JSON.parse(text); } catch (e) { data = null; }
+        }
+        var msg = data && typeof data.error === 'string' ? data.error : '';
+        if (res.status === 401) {
+          clearKey();
+          showLogin('The API key was refused' + (msg ? ' (' + msg + ')' : '') + '. Enter the owner API key again.');
+          throw new ApiError(401, msg || 'unauthorized', true);
+        }
+        if (!res.ok) {
+          throw new ApiError(res.status, msg || ('HTTP ' + res.status + (res.statusText ? ' ' + res.statusText : '')));
+        }
+        if (data === null || typeof data !== 'object') {
+          throw new ApiError(res.status, 'the daemon answered ' + method + ' ' + path + ' without a JSON object');
+        }
+        return data;
+      });
+    }, function (err) {
+      throw new ApiError(0, 'cannot reach the crow daemon: ' + (err && err.message ? err.message : String(err)));
+    });
+  }
+
+  // failed reports an API error in the status area (auth errors already
+  // show the key form).
+  function failed(what) {
+    return function (err) {
+      if (err && err.auth) return;
+      showStatus('error', what + ': ' + (err && err.message ? err.message : String(err)));
+    };
+  }
+
+  // ---- key form ----------------------------------------------------------
+
+  function buildLogin() {
+    var input = el('input', { id: 'login-key', type: 'password', autocomplete: 'off', spellcheck: 'false', required: 'required' });
+    var form = el('form', { id: 'login-form' },
+      el('p', { id: 'login-msg', role: 'alert', hidden: true }),
+      el('label', { 'for': 'login-key' }, 'Owner API key (the content of $CROW_HOME/api-key)'),
+      input,
+      el('button', { type: 'submit', id: 'login-submit' }, 'Use this key'),
+      el('p', { class: 'muted' }, 'The key stays in this browser tab (sessionStorage) and is sent only to this daemon.'));
+    var box = el('section', { id: 'login', hidden: true, 'aria-label': 'API key' }, form);
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var k = input.value.trim();
+      if (!k) return;
+      setKey(k);
+      input.value = '';
+      start();
+    });
+    var status = $('status');
+    status.parentNode.insertBefore(box, status.nextSibling);
+    return box;
+  }
+
+  function showLogin(message) {
+    var box = $('login') || buildLogin();
+    $('content').hidden = true;
+    $('forget-key').hidden = true;
+    var msg = $('login-msg');
+    msg.textContent = message;
+    msg.hidden = !message;
+    if (message) clearStatus();
+    box.hidden = false;
+    $('login-key').focus();
+  }
+
+  var started = {};
+
+  function start() {
+    if (!currentKey()) {
+      showLogin('');
+      return;
+    }
+    var box = $('login');
+    if (box) box.hidden = true;
+    $('content').hidden = false;
+    $('forget-key').hidden = false;
+    var page = pages[document.body.dataset.page];
+    if (!page) return;
+    if (!started[document.body.dataset.page]) {
+      started[document.body.dataset.page] = true;
+      if (page.init) page.init();
+    }
+    page.load();
+  }
+
+  // ---- overview ----------------------------------------------------------
+
+  var overview = {
+    load: function () {
+      setText('ov-conflicts', '…');
+      setText('ov-instances', '…');
+      setText('ov-unread', '…');
+      api('GET', '/v1/sync/conflicts?unresolved=true&limit=100').then(function (d) {
+        var n = arr(d.conflicts).length;
+        var more = d.next_cursor ? '+' : '';
+        setText('ov-conflicts', n === 0 ? 'No unresolved conflicts' : n + more + ' unresolved conflict' + (n === 1 && !more ? '' : 's'));
+      }, function (err) { if (!err.auth) setText('ov-conflicts', 'unavailable: ' + err.message); });
+      api('GET', '/v1/instances').then(function (d) {
+        var list = arr(d.instances);
+        var online = list.filter(function (i) { return obj(i).status === 'online'; }).length;
+        setText('ov-instances', list.length + ' instance' + (list.length === 1 ? '' : 's') + ', ' + online + ' online');
+      }, function (err) { if (!err.auth) setText('ov-instances', 'unavailable: ' + err.message); });
+      api('GET', '/v1/notifications?limit=1').then(function (d) {
+        var n = num(d.unread);
+        setText('ov-unread', n + ' unread notification' + (n === 1 ? '' : 's'));
+      }, function (err) { if (!err.auth) setText('ov-unread', 'unavailable: ' + err.message); });
+    }
+  };
+
+  // ---- conflicts (the recovery view) --------------------------------------
+
+  var OP_TEXT = {
+    update: 'update: both instances edited the row',
+    'delete': 'delete: one instance deleted the row while the other edited it',
+    insert: 'insert collision: both instances created a row with this id independently'
+  };
+
+  var RESOLUTION_TEXT = { keep: 'kept current', restore: 'restored' };
+
+  var cs = {
+    unresolvedOnly: true,
+    table: '',
+    cursor: '',
+    items: [],
+    gen: 0,
+    open: null, // the conflict shown in the detail
+    busy: false,
+    names: {} // instance id -> name
+  };
+
+  function short(id) {
+    id = str(id);
+    return id.length > 14 ? id.slice(0, 12) + '…' : id;
+  }
+
+  function instanceLabel(id) {
+    id = str(id);
+    var name = cs.names[id];
+    return name ? name + ' (' + id + ')' : (id || '—');
+  }
+
+  function stateText(c) {
+    if (!c.resolved) return 'unresolved';
+    var r = RESOLUTION_TEXT[str(c.resolution)];
+    return 'resolved' + (r ? ' · ' + r : '');
+  }
+
+  // restoreBlock says why restore is not offered for c ('' when it is).
+  function restoreBlock(c) {
+    if (c.op === 'insert') {
+      return 'Restore is not available for an insert collision: both instances created this row independently, so there is no earlier version to go back to. Both versions are shown below as JSON; copy what you need into the row by hand, then choose "Keep current".';
+    }
+    if (c.table_name === 'crow_context') {
+      return 'Restore is not available for crow_context rows: they use last-write-wins. Edit the row by hand if the overwritten version was the right one.';
+    }
+    return '';
+  }
+
+  function conflictPath(id, action) {
+    return '/v1/sync/conflicts/' + encodeURIComponent(id) + (action ? '/' + action : '');
+  }
+
+  function listQuery(cursor) {
+    var q = new URLSearchParams();
+    q.set('unresolved', cs.unresolvedOnly ? 'true' : 'false');
+    if (cs.table) q.set('table', cs.table);
+    q.set('limit', String(PAGE_SIZE));
+    if (cursor) q.set('cursor', cursor);
+    return '/v1/sync/conflicts?' + q.toString();
+  }
+
+  function loadConflicts(append) {
+    var gen = ++cs.gen;
+    return api('GET', listQuery(append ? cs.cursor : '')).then(function (d) {
+      if (gen !== cs.gen) return; // a newer load (filter change) won
+      var list = arr(d.conflicts).map(obj);
+      cs.items = append ? cs.items.concat(list) : list;
+      cs.cursor = typeof d.next_cursor === 'string' ? d.next_cursor : '';
+      renderConflictList();
+    }, failed('Could not load the conflicts'));
+  }
+
+  function renderConflictList() {
+    var tbody = $('conflict-list').querySelector('tbody');
+    var rows = cs.items.map(function (c) {
+      var open = el('button', { type: 'button', class: 'small', data: { open: str(c.id) } }, 'Open');
+      open.addEventListener('click', function () { openConflict(str(c.id)); });
+      var tr = el('tr', { data: { id: str(c.id) }, class: cs.open && cs.open.id === c.id ? 'selected' : null },
+        el('td', { title: str(c.created_at) }, fmtTime(c.created_at)),
+        el('td', null, str(c.table_name)),
+        el('td', null, el('code', null, str(c.row_id))),
+        el('td', null, str(c.op)),
+        el('td', null,
+          el('span', { class: 'mono', title: str(c.winning_instance_id) }, short(c.winning_instance_id)),
+          ' @' + num(c.winning_lamport_ts) + ' vs ',
+          el('span', { class: 'mono', title: str(c.losing_instance_id) }, short(c.losing_instance_id)),
+          ' @' + num(c.losing_lamport_ts)),
+        el('td', null, el('span', { class: 'badge ' + (c.resolved ? 'resolved' : 'unresolved') }, stateText(c))),
+        el('td', null, open));
+      return tr;
+    });
+    tbody.replaceChildren.apply(tbody, rows);
+    var empty = $('conflict-empty');
+    empty.textContent = (cs.unresolvedOnly ? 'No unresolved conflicts' : 'No conflicts') +
+      (cs.table ? ' in table ' + cs.table : '') + '.';
+    empty.hidden = rows.length > 0;
+    $('conflict-list').hidden = rows.length === 0;
+    $('conflict-more').hidden = !cs.cursor;
+  }
+
+  function openConflict(id) {
+    return api('GET', conflictPath(id)).then(function (c) {
+      renderDetail(obj(c));
+      try { history.replaceState(null, '', '/ui/conflicts?id=' + encodeURIComponent(id)); } catch (e) { /* ignore */ }
+      $('detail').scrollIntoView({ block: 'start' });
+    }, failed('Could not open the conflict'));
+  }
+
+  function closeDetail() {
+    cs.open = null;
+    $('detail').hidden = true;
+    try { history.replaceState(null, '', '/ui/conflicts'); } catch (e) { /* ignore */ }
+    renderConflictList();
+  }
+
+  function metaList(dl, pairs) {
+    var nodes = [];
+    pairs.forEach(function (p) {
+      nodes.push(el('dt', null, p[0]));
+      nodes.push(el('dd', p[2] || null, p[1]));
+    });
+    dl.replaceChildren.apply(dl, nodes);
+  }
+
+  function renderVersion(id, c, side) {
+    var art = $(id);
+    var deleted = !!c[side + '_deleted'];
+    art.classList.toggle('deleted', deleted);
+    metaList(art.querySelector('dl'), [
+      ['Instance', instanceLabel(c[side + '_instance_id']), { class: 'mono', data: { field: 'instance' } }],
+      ['Lamport', String(num(c[side + '_lamport_ts'])), { data: { field: 'lamport' } }],
+      ['Deleted', deleted ? 'yes (a tombstone)' : 'no', { data: { field: 'deleted' } }],
+      ['Version vector', canon(obj(c[side + '_vv'])), { class: 'mono' }]
+    ]);
+    art.querySelector('pre').textContent = pretty(c[side + '_data']);
+  }
+
+  function isObject(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
+
+  // diffFields compares the top-level fields of the current and overwritten
+  // data. change is 'changed', 'added' (only in current), 'removed' (only in
+  // overwritten) or 'same'.
+  function diffFields(cur, over) {
+    if (!isObject(cur) || !isObject(over)) {
+      return [{ field: '(whole value)', cur: cur, over: over, change: canon(cur) === canon(over) ? 'same' : 'changed' }];
+    }
+    var keys = {};
+    Object.keys(cur).forEach(function (k) { keys[k] = true; });
+    Object.keys(over).forEach(function (k) { keys[k] = true; });
+    return Object.keys(keys).sort().map(function (k) {
+      var inC = Object.prototype.hasOwnProperty.call(cur, k);
+      var inO = Object.prototype.hasOwnProperty.call(over, k);
+      var change = inC && inO ? (canon(cur[k]) === canon(over[k]) ? 'same' : 'changed') : inC ? 'added' : 'removed';
+      return { field: k, cur: inC ? cur[k] : undefined, over: inO ? over[k] : undefined, change: change };
+    });
+  }
+
+  var CHANGE_TEXT = {
+    changed: 'changed',
+    added: 'added (only in current)',
+    removed: 'removed (only in overwritten)',
+    same: 'same'
+  };
+
+  function valueCell(v) {
+    return el('td', null, v === undefined ? el('span', { class: 'absent' }, '(absent)') : el('pre', null, pretty(v)));
+  }
+
+  function renderDiff(c) {
+    var rows = diffFields(c.winning_data, c.losing_data);
+    var counts = { changed: 0, added: 0, removed: 0, same: 0 };
+    var trs = rows.map(function (r) {
+      counts[r.change]++;
+      return el('tr', { class: 'diff-' + r.change, data: { field: r.field, change: r.change } },
+        el('td', null, r.field),
+        valueCell(r.cur),
+        valueCell(r.over),
+        el('td', null, CHANGE_TEXT[r.change]));
+    });
+    var tbody = $('diff').querySelector('tbody');
+    tbody.replaceChildren.apply(tbody, trs);
+    var differ = counts.changed + counts.added + counts.removed;
+    setText('diff-summary', (differ === 0 ? 'The data of the two versions is the same' :
+      differ + ' field' + (differ === 1 ? ' differs' : 's differ') + ': ' + counts.changed + ' changed, ' +
+      counts.added + ' added (only in current), ' + counts.removed + ' removed (only in overwritten)') +
+      '; ' + counts.same + ' unchanged.');
+  }
+
+  function updateButtons() {
+    var c = cs.open;
+    if (!c) return;
+    var block = restoreBlock(c);
+    var keep = $('keep');
+    var restore = $('restore');
+    keep.disabled = cs.busy || !!c.resolved;
+    restore.disabled = cs.busy || !!c.resolved || !!block;
+    keep.title = c.resolved ? 'Already resolved' : 'Keep the live version and mark the conflict resolved';
+    restore.title = block || (c.resolved ? 'Already resolved' : 'Write the overwritten version back as a new edit');
+    $('resolve-all').disabled = cs.busy;
+    var note = $('restore-note');
+    note.textContent = block;
+    note.hidden = !block;
+  }
+
+  function renderDetail(c) {
+    cs.open = c;
+    setText('detail-title', 'Conflict on ' + str(c.table_name) + ' / ' + str(c.row_id));
+    var pairs = [
+      ['Conflict id', str(c.id), { class: 'mono' }],
+      ['Table', str(c.table_name)],
+      ['Row id', str(c.row_id), { class: 'mono' }],
+      ['Kind', OP_TEXT[str(c.op)] || str(c.op), { data: { field: 'op' } }],
+      ['Recorded', fmtTime(c.created_at)],
+      ['State', stateText(c) + (c.resolved && c.resolved_at ? ' at ' + fmtTime(c.resolved_at) : ''), { data: { field: 'state' } }]
+    ];
+    metaList($('detail-meta'), pairs);
+    renderVersion('version-current', c, 'winning');
+    renderVersion('version-overwritten', c, 'losing');
+    renderDiff(c);
+    updateButtons();
+    $('detail').hidden = false;
+    renderConflictList();
+  }
+
+  function setBusy(b) {
+    cs.busy = b;
+    updateButtons();
+    $('resolve-all').disabled = b;
+  }
+
+  function act(action) {
+    var c = cs.open;
+    if (!c || cs.busy) return;
+    var what = str(c.table_name) + ' / ' + str(c.row_id);
+    setBusy(true);
+    api('POST', conflictPath(str(c.id), action)).then(function (d) {
+      if (action === 'keep') {
+        showStatus('ok', 'Kept the current version of ' + what + '; the conflict is resolved.');
+        renderDetail(isObject(d) && d.id ? d : c);
+      } else {
+        showStatus('ok', 'Restored the overwritten version of ' + what + '. It is a new edit and syncs to every instance; the conflict is resolved.');
+        renderDetail(isObject(d.conflict) ? d.conflict : c);
+      }
+    }, function (err) {
+      if (err.auth) return;
+      showStatus('error', (action === 'keep' ? 'Keep current' : 'Restore') + ' refused for ' + what + ': ' + err.message);
+      // Re-read the record: it may have been resolved elsewhere meanwhile.
+      return api('GET', conflictPath(str(c.id))).then(function (fresh) {
+        if (cs.open && cs.open.id === c.id) renderDetail(obj(fresh));
+      }, function () { /* the status already says what failed */ });
+    }).catch(failed('Could not show the result')).then(function () {
+      setBusy(false);
+      return loadConflicts(false);
+    });
+  }
+
+  function resolveAll() {
+    if (cs.busy) return;
+    var scope = cs.table ? 'of table ' + cs.table : 'of all tables';
+    if (!window.confirm('Resolve all unresolved conflicts ' + scope + ' by keeping their current versions?\n\nThe overwritten versions stay listed under "Show: All".')) {
+      return;
+    }
+    setBusy(true);
+    api('POST', '/v1/sync/conflicts/resolve-all', cs.table ? { table: cs.table } : {}).then(function (d) {
+      var n = num(d.resolved);
+      showStatus('ok', 'Resolved ' + n + ' conflict' + (n === 1 ? '' : 's') + ' by keeping the current versions.');
+      if (cs.open) {
+        return api('GET', conflictPath(str(cs.open.id))).then(function (fresh) { renderDetail(obj(fresh)); }, function () { /* ignore */ });
+      }
+    }, failed('Resolve all failed')).catch(failed('Could not show the result')).then(function () {
+      setBusy(false);
+      return loadConflicts(false);
+    });
+  }
+
+  function loadInstanceNames() {
+    return api('GET', '/v1/instances').then(function (d) {
+      arr(d.instances).forEach(function (i) {
+        i = obj(i);
+        if (i.id && i.name) cs.names[str(i.id)] = str(i.name);
+      });
+      if (cs.open) renderDetail(cs.open);
+    }, function () { /* names are a nicety: ids are shown without them */ });
+  }
+
+  var conflictsPage = {
+    init: function () {
+      $('filter-resolved').addEventListener('change', function (ev) {
+        cs.unresolvedOnly = ev.target.value !== 'all';
+        loadConflicts(false);
+      });
+      $('filter-table').addEventListener('change', function (ev) {
+        cs.table = ev.target.value;
+        loadConflicts(false);
+      });
+      $('conflict-filter').addEventListener('submit', function (ev) { ev.preventDefault(); });
+      $('refresh').addEventListener('click', function () {
+        clearStatus();
+        loadConflicts(false);
+        if (cs.open) openConflict(str(cs.open.id));
+      });
+      $('conflict-more').addEventListener('click', function () { loadConflicts(true); });
+      $('resolve-all').addEventListener('click', resolveAll);
+      $('keep').addEventListener('click', function () { act('keep'); });
+      $('restore').addEventListener('click', function () { act('restore'); });
+      $('close-detail').addEventListener('click', closeDetail);
+    },
+    load: function () {
+      cs.unresolvedOnly = $('filter-resolved').value !== 'all';
+      cs.table = $('filter-table').value;
+      loadInstanceNames();
+      loadConflicts(false);
+      var id = new URLSearchParams(location.search).get('id');
+      if (id) openConflict(id);
+    }
+  };
+
+  // ---- instances -----------------------------------------------------------
+
+  var STATUS_CLASSES = { online: 'online', syncing: 'syncing', offline: 'offline', unknown: '', revoked: 'revoked' };
+
+  function renderRows(tableId, emptyId, rows) {
+    var tbody = $(tableId).querySelector('tbody');
+    tbody.replaceChildren.apply(tbody, rows);
+    $(emptyId).hidden = rows.length > 0;
+    $(tableId).hidden = rows.length === 0;
+  }
+
+  var instancesPage = {
+    load: function () {
+      Promise.all([
+        api('GET', '/v1/instances'),
+        api('GET', '/v1/sync/status').catch(function (err) {
+          if (err.auth) throw err;
+          return { error: err.message };
+        })
+      ]).then(function (res) {
+        var inst = obj(res[0]);
+        var st = obj(res[1]);
+        var self = str(inst.self);
+        var peers = arr(st.peers).map(obj);
+        var byInstance = {};
+        peers.forEach(function (p) { if (p.instance_id) byInstance[str(p.instance_id)] = p; });
+
+        renderRows('instance-list', 'instance-empty', arr(inst.instances).map(obj).map(function (i) {
+          var id = str(i.id);
+          var status = str(i.status) || 'unknown';
+          var repl;
+          if (id === self) repl = 'this instance';
+          else if (byInstance[id]) {
+            var p = byInstance[id];
+            repl = (p.connected ? 'connected' : 'not connected') + ', lag ' + num(p.lag);
+          } else repl = 'no peer session';
+          return el('tr', { data: { id: id } },
+            el('td', null, str(i.name) || '—', id === self ? el('span', { class: 'muted' }, ' (this instance)') : null),
+            el('td', null, el('code', null, id)),
+            el('td', null, str(i.role)),
+            el('td', null, el('span', { class: 'badge ' + (STATUS_CLASSES[status] || '') }, status)),
+            el('td', null, fmtTime(typeof i.last_seen === 'number' ? i.last_seen : str(i.last_seen))),
+            el('td', null, el('code', null, str(i.gateway_url))),
+            el('td', { data: { field: 'replication' } }, repl));
+        }));
+
+        if (st.error) {
+          setText('sync-summary', 'Replication status unavailable: ' + st.error);
+        } else {
+          setText('sync-summary', (st.paused ? 'Replication is paused.' : 'Replication is running.') +
+            (st.instance_id ? ' This instance: ' + str(st.instance_id) + '.' : ''));
+        }
+        renderRows('peer-list', 'peer-empty', peers.map(function (p) {
+          var label = str(p.name) || str(p.instance_id) || str(p.peer_id) || '—';
+          return el('tr', { data: { id: str(p.instance_id) || str(p.peer_id) } },
+            el('td', { title: str(p.peer_id) }, label),
+            el('td', null, p.connected ? 'yes' : 'no'),
+            el('td', { data: { field: 'lag' } }, String(num(p.lag))),
+            el('td', null, fmtTime(p.last_seen)),
+            el('td', null, String(num(p.entries_received))),
+            el('td', null, String(num(p.entries_sent))));
+        }));
+        renderRows('feed-list', 'feed-empty', arr(st.feeds).map(obj).map(function (f) {
+          var key = str(f.feed || f.key);
+          return el('tr', null,
+            el('td', null, str(f.name) || str(f.instance_id) || 'unknown instance'),
+            el('td', { title: key }, el('code', null, short(key))),
+            el('td', null, String(num(f.length))));
+        }));
+      }, failed('Could not load the instances'));
+    }
+  };
+
+  // ---- notifications -------------------------------------------------------
+
+  var ns = { items: [], cursor: '', unread: 0 };
+
+  // linkLabel returns the text of a notification link, or '' when the link
+  // is not a page of this UI (only /ui/ pages are linked).
+  function linkLabel(link) {
+    link = str(link);
+    if (!/^\/ui\/[A-Za-z0-9_\-\/?=&.]*$/.test(link) || link.indexOf('//') >= 0) return '';
+    if (link.indexOf('/ui/conflicts') === 0) return 'Open the recovery view';
+    if (link.indexOf('/ui/instances') === 0) return 'Open instances';
+    return 'Open';
+  }
+
+  function renderNotifications() {
+    var list = $('notification-list');
+    list.replaceChildren.apply(list, ns.items.map(function (n) {
+      var id = str(n.id);
+      var label = linkLabel(n.link);
+      var action;
+      if (n.read) {
+        action = el('span', { class: 'badge', data: { state: 'read' } }, 'read');
+      } else {
+        action = el('button', { type: 'button', class: 'small', data: { read: id } }, 'Mark read');
+        action.addEventListener('click', function () { markRead(id, action); });
+      }
+      return el('li', { class: n.read ? 'read' : 'unread', data: { id: id } },
+        el('div', { class: 'head' },
+          el('strong', null, str(n.title) || '(no title)'),
+          n.priority ? el('span', { class: 'badge ' + (n.priority === 'high' ? 'high' : '') }, str(n.priority)) : null,
+          el('span', { class: 'muted' }, str(n.kind)),
+          el('span', { class: 'muted', title: str(n.created_at) }, fmtTime(n.created_at)),
+          action),
+        n.body ? el('p', { class: 'body' }, str(n.body)) : null,
+        label ? el('a', { href: str(n.link) }, label) : null);
+    }));
+    $('notification-empty').hidden = ns.items.length > 0;
+    $('notification-more').hidden = !ns.cursor;
+    setText('unread-summary', ns.unread + ' unread.');
+  }
+
+  function loadNotifications(append) {
+    var q = new URLSearchParams();
+    q.set('limit', String(PAGE_SIZE));
+    if (append && ns.cursor) q.set('cursor', ns.cursor);
+    return api('GET', '/v1/notifications?' + q.toString()).then(function (d) {
+      var list = arr(d.notifications).map(obj);
+      ns.items = append ? ns.items.concat(list) : list;
+      ns.cursor = typeof d.next_cursor === 'string' ? d.next_cursor : '';
+      ns.unread = num(d.unread);
+      renderNotifications();
+    }, failed('Could not load the notifications'));
+  }
+
+  function markRead(id, button) {
+    button.disabled = true;
+    api('POST', '/v1/notifications/' + encodeURIComponent(id) + '/read').then(function () {
+      showStatus('ok', 'Marked the notification read.');
+      return loadNotifications(false);
+    }, function (err) {
+      button.disabled = false;
+      failed('Could not mark the notification read')(err);
+    });
+  }
+
+  var notificationsPage = {
+    init: function () {
+      $('notification-more').addEventListener('click', function () { loadNotifications(true); });
+    },
+    load: function () { loadNotifications(false); }
+  };
+
+  var pages = {
+    overview: overview,
+    conflicts: conflictsPage,
+    instances: instancesPage,
+    notifications: notificationsPage
+  };
+
+  function boot() {
+    $('forget-key').addEventListener('click', function () {
+      clearKey();
+      showLogin('The key is forgotten in this tab.');
+    });
+    start();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+  else boot();
+})();
