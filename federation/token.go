@@ -1,0 +1,296 @@
+package federation
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Token limits and timing (SPEC §9). Changing any of them changes which
+// tokens the instances of one crow accept from each other.
+const (
+	// MaxLifetime bounds expiry − issued-at of a token.
+	MaxLifetime = 5 * time.Minute
+	// MaxSkew is the clock difference tolerated between issuer and receiver.
+	MaxSkew = 30 * time.Second
+	// MaxTokenLen bounds the length of a token string; Verify rejects
+	// longer ones before decoding anything.
+	MaxTokenLen = 1024
+	// TokenLifetime is the lifetime of the tokens a TokenSource issues.
+	TokenLifetime = MaxLifetime
+	// TokenRenewBefore: a TokenSource issues a new token once the cached one
+	// has less than this much life left.
+	TokenRenewBefore = time.Minute
+)
+
+// Token wire format (frozen; see doc.go and TestTokenGolden).
+const (
+	tokenPrefix = "crowtok1."
+	tokenDomain = "crow-fed-token-v1"
+	nonceLen    = 16
+)
+
+// Errors of Verify, each wrapped with detail; test with errors.Is.
+var (
+	// ErrMalformed is returned by Verify for a token that is not a crowtok1
+	// token: wrong prefix, too long, bad base64, wrong sizes, trailing bytes.
+	ErrMalformed = errors.New("malformed token")
+	// ErrUnknownIssuer is returned by Verify when keyOf has no key for the
+	// issuer (not registered, or revoked); keyOf's error is wrapped too.
+	ErrUnknownIssuer = errors.New("unknown or revoked issuer")
+	// ErrBadSignature is returned by Verify when the signature does not
+	// verify under the issuer's key.
+	ErrBadSignature = errors.New("bad token signature")
+	// ErrWrongAudience is returned by Verify for a token issued for another
+	// instance.
+	ErrWrongAudience = errors.New("token issued for another instance")
+	// ErrLifetime is returned by Verify for a token whose expiry is not after
+	// its issued-at or more than MaxLifetime after it, and by Sign for such
+	// claims.
+	ErrLifetime = errors.New("token lifetime out of range")
+	// ErrExpired is returned by Verify for a token whose expiry is more than
+	// MaxSkew in the past.
+	ErrExpired = errors.New("token expired")
+	// ErrNotYetValid is returned by Verify for a token issued more than
+	// MaxSkew in the future.
+	ErrNotYetValid = errors.New("token not yet valid")
+)
+
+// Claims are what a token says: Issuer asks Audience for something between
+// IssuedAt and Expiry. Times travel as whole Unix seconds; Verify returns
+// them in UTC. Nonce makes every token unique.
+//
+// Compatibility: the encoding is frozen as crowtok1 (doc.go). A new field
+// or a change of meaning needs a new domain string and prefix; receivers
+// then accept both for as long as old issuers may exist.
+type Claims struct {
+	Issuer, Audience string
+	IssuedAt, Expiry time.Time
+	Nonce            [nonceLen]byte
+}
+
+// Sign encodes c and signs it with priv, the issuer's instance key. It
+// refuses empty ids, a lifetime (in whole seconds) that is not in
+// (0, MaxLifetime], and ids so long the token would exceed MaxTokenLen.
+func Sign(priv ed25519.PrivateKey, c Claims) (string, error) {
+	if len(priv) != ed25519.PrivateKeySize {
+		return "", fmt.Errorf("signing token: private key is %d bytes, want %d", len(priv), ed25519.PrivateKeySize)
+	}
+	if c.Issuer == "" || c.Audience == "" {
+		return "", fmt.Errorf("signing token: issuer and audience are required")
+	}
+	if err := checkLifetime(c.IssuedAt.Unix(), c.Expiry.Unix()); err != nil {
+		return "", fmt.Errorf("signing token: %w", err)
+	}
+	if n := encodedLen(len(c.Issuer), len(c.Audience)); n > MaxTokenLen {
+		return "", fmt.Errorf("signing token: ids too long (token would be %d bytes, max %d)", n, MaxTokenLen)
+	}
+	payload := encodePayload(c)
+	sig := ed25519.Sign(priv, payload)
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+// Verify checks token for the instance self at time now and returns its
+// claims. keyOf returns the public key of a registered, non-revoked instance
+// and an error otherwise. The checks run in this order, and the first
+// failure is returned: format and size (ErrMalformed), issuer key
+// (ErrUnknownIssuer), signature (ErrBadSignature), audience == self
+// (ErrWrongAudience), lifetime ≤ MaxLifetime (ErrLifetime), time window with
+// MaxSkew: expiry > now − MaxSkew (ErrExpired) and issued-at ≤ now + MaxSkew
+// (ErrNotYetValid).
+func Verify(token, self string, now time.Time, keyOf func(instanceID string) (ed25519.PublicKey, error)) (Claims, error) {
+	payload, sig, err := splitToken(token)
+	if err != nil {
+		return Claims{}, err
+	}
+	c, iat, exp, err := decodePayload(payload)
+	if err != nil {
+		return Claims{}, err
+	}
+	pub, err := keyOf(c.Issuer)
+	if err != nil {
+		return Claims{}, fmt.Errorf("%w: %q: %w", ErrUnknownIssuer, c.Issuer, err)
+	}
+	if len(pub) != ed25519.PublicKeySize {
+		return Claims{}, fmt.Errorf("%w: %q: public key is %d bytes", ErrUnknownIssuer, c.Issuer, len(pub))
+	}
+	if !ed25519.Verify(pub, payload, sig) {
+		return Claims{}, fmt.Errorf("%w: issuer %q", ErrBadSignature, c.Issuer)
+	}
+	if c.Audience != self {
+		return Claims{}, fmt.Errorf("%w: audience %q, this instance is %q", ErrWrongAudience, c.Audience, self)
+	}
+	if err := checkLifetime(iat, exp); err != nil {
+		return Claims{}, err
+	}
+	if !c.Expiry.After(now.Add(-MaxSkew)) {
+		return Claims{}, fmt.Errorf("%w: expired at %s, now %s", ErrExpired, c.Expiry.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if c.IssuedAt.After(now.Add(MaxSkew)) {
+		return Claims{}, fmt.Errorf("%w: issued at %s, now %s", ErrNotYetValid, c.IssuedAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// checkLifetime reports ErrLifetime unless 0 < exp − iat ≤ MaxLifetime
+// (Unix seconds).
+func checkLifetime(iat, exp int64) error {
+	max := int64(MaxLifetime / time.Second)
+	// exp > iat first, so exp-iat cannot overflow below; it can above, which
+	// the unsigned comparison catches.
+	if exp <= iat || uint64(exp)-uint64(iat) > uint64(max) {
+		return fmt.Errorf("%w: issued-at %d, expiry %d (max %d s)", ErrLifetime, iat, exp, max)
+	}
+	return nil
+}
+
+// payloadLen is the size of the payload for ids of these lengths.
+func payloadLen(issuer, audience int) int {
+	return len(tokenDomain) + 2 + issuer + 2 + audience + 8 + 8 + nonceLen
+}
+
+// encodedLen is the length of the token for ids of these lengths.
+func encodedLen(issuer, audience int) int {
+	return len(tokenPrefix) + base64.RawURLEncoding.EncodedLen(payloadLen(issuer, audience)) + 1 +
+		base64.RawURLEncoding.EncodedLen(ed25519.SignatureSize)
+}
+
+func encodePayload(c Claims) []byte {
+	b := make([]byte, 0, payloadLen(len(c.Issuer), len(c.Audience)))
+	b = append(b, tokenDomain...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(c.Issuer)))
+	b = append(b, c.Issuer...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(c.Audience)))
+	b = append(b, c.Audience...)
+	b = binary.BigEndian.AppendUint64(b, uint64(c.IssuedAt.Unix()))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Expiry.Unix()))
+	return append(b, c.Nonce[:]...)
+}
+
+// tokenEncoding rejects non-zero padding bits, so that a token has exactly
+// one spelling.
+var tokenEncoding = base64.RawURLEncoding.Strict()
+
+// splitToken checks the token's shape and returns its decoded payload and
+// signature.
+func splitToken(token string) (payload, sig []byte, err error) {
+	if len(token) > MaxTokenLen {
+		return nil, nil, fmt.Errorf("%w: %d bytes, max %d", ErrMalformed, len(token), MaxTokenLen)
+	}
+	rest, ok := strings.CutPrefix(token, tokenPrefix)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: does not start with %q", ErrMalformed, tokenPrefix)
+	}
+	p64, s64, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: no signature part", ErrMalformed)
+	}
+	// encoding/base64 skips \r and \n; a token has none.
+	if i := strings.IndexFunc(p64+s64, notBase64URL); i >= 0 {
+		return nil, nil, fmt.Errorf("%w: byte %q is not base64url", ErrMalformed, (p64 + s64)[i])
+	}
+	if payload, err = tokenEncoding.DecodeString(p64); err != nil {
+		return nil, nil, fmt.Errorf("%w: payload: %w", ErrMalformed, err)
+	}
+	if sig, err = tokenEncoding.DecodeString(s64); err != nil {
+		return nil, nil, fmt.Errorf("%w: signature: %w", ErrMalformed, err)
+	}
+	if len(sig) != ed25519.SignatureSize {
+		return nil, nil, fmt.Errorf("%w: signature is %d bytes, want %d", ErrMalformed, len(sig), ed25519.SignatureSize)
+	}
+	return payload, sig, nil
+}
+
+func notBase64URL(r rune) bool {
+	return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_')
+}
+
+// decodePayload parses a payload; it also returns the raw Unix seconds.
+func decodePayload(b []byte) (c Claims, iat, exp int64, err error) {
+	bad := func(what string) (Claims, int64, int64, error) {
+		return Claims{}, 0, 0, fmt.Errorf("%w: payload: %s", ErrMalformed, what)
+	}
+	rest, ok := strings.CutPrefix(string(b), tokenDomain)
+	if !ok {
+		return bad("wrong domain")
+	}
+	str := func() (string, bool) {
+		if len(rest) < 2 {
+			return "", false
+		}
+		n := int(binary.BigEndian.Uint16([]byte(rest[:2])))
+		if len(rest) < 2+n {
+			return "", false
+		}
+		s := rest[2 : 2+n]
+		rest = rest[2+n:]
+		return s, true
+	}
+	if c.Issuer, ok = str(); !ok || c.Issuer == "" {
+		return bad("bad issuer")
+	}
+	if c.Audience, ok = str(); !ok || c.Audience == "" {
+		return bad("bad audience")
+	}
+	if len(rest) != 8+8+nonceLen {
+		return bad(fmt.Sprintf("%d bytes after the ids, want %d", len(rest), 8+8+nonceLen))
+	}
+	iat = int64(binary.BigEndian.Uint64([]byte(rest[0:8])))
+	exp = int64(binary.BigEndian.Uint64([]byte(rest[8:16])))
+	copy(c.Nonce[:], rest[16:])
+	c.IssuedAt = time.Unix(iat, 0).UTC()
+	c.Expiry = time.Unix(exp, 0).UTC()
+	return c, iat, exp, nil
+}
+
+// TokenSource issues this instance's tokens, one cached per audience,
+// renewed once less than TokenRenewBefore of its life is left. It is safe
+// for concurrent use.
+type TokenSource struct {
+	self string
+	priv ed25519.PrivateKey
+	now  func() time.Time
+
+	mu    sync.Mutex        // guards cache
+	cache map[string]cached // by audience
+}
+
+type cached struct {
+	token  string
+	expiry time.Time
+}
+
+// NewTokenSource returns a source of tokens issued by self and signed with
+// priv, its instance key. now is the clock (nil: time.Now).
+func NewTokenSource(self string, priv ed25519.PrivateKey, now func() time.Time) *TokenSource {
+	if now == nil {
+		now = time.Now
+	}
+	return &TokenSource{self: self, priv: priv, now: now, cache: make(map[string]cached)}
+}
+
+// Token returns a token for audience, valid for at least TokenRenewBefore
+// from now (minus rounding to whole seconds).
+func (s *TokenSource) Token(audience string) (string, error) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.cache[audience]; ok && t.expiry.Sub(now) >= TokenRenewBefore {
+		return t.token, nil
+	}
+	c := Claims{Issuer: s.self, Audience: audience, IssuedAt: time.Unix(now.Unix(), 0)}
+	c.Expiry = c.IssuedAt.Add(TokenLifetime)
+	rand.Read(c.Nonce[:])
+	tok, err := Sign(s.priv, c)
+	if err != nil {
+		return "", err
+	}
+	s.cache[audience] = cached{token: tok, expiry: c.Expiry}
+	return tok, nil
+}
