@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/gateway/ui"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
@@ -159,6 +160,12 @@ func New(cfg Config) *Server {
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.pattern(), s.wrap(rt))
 	}
+	// The web UI: static pages, public because they hold no data (every
+	// datum comes from the REST API with the owner key). Outside the route
+	// table: not an API, so not in the OpenAPI document.
+	web := ui.Handler()
+	s.mux.Handle("/ui/", web)
+	s.mux.Handle("/ui", web)
 	s.mux.HandleFunc("/", s.handleUnmatched)
 	s.openapi = s.buildOpenAPI()
 	s.handler = s.observe(s.mux)
