@@ -49,13 +49,13 @@ type mcpTool struct {
 }
 
 // mcpRoutes returns the routes of /mcp and /router/mcp: every method, behind
-// the browser guard and the owner key, bodies capped at MaxMCPBodyBytes. The
-// router has no RemoteCaller yet: until federation plugs one in, it answers
-// calls for other instances with a tool error.
+// the browser guard and the owner key (for /mcp, or a peer's federation
+// token), bodies capped at MaxMCPBodyBytes. The router runs calls for other
+// instances through Config.Remote.
 func (s *Server) mcpRoutes() []route {
 	tools := s.mcpTools()
 	local := s.newMCPServer("mcp", tools)
-	router := s.newMCPServer("router", s.routedTools(tools, nil))
+	router := s.newMCPServer("router", s.routedTools(tools, s.cfg.Remote))
 	return []route{
 		{path: MCPPath, access: ownerOrPeer, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
 			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP server (streamable HTTP): this instance's tools"}},
@@ -237,7 +237,8 @@ func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 		rt.InputSchema.Properties["instance_id"] = map[string]any{
 			"type": "string",
 			"description": "Id of the instance to run this tool on (crow_list_instances lists them; " +
-				"this instance's id is its \"self\"). Other instances are reached once federation is available.",
+				"this instance's id is its \"self\"). Calls for other instances go to that instance's gateway, which runs " +
+			"only its allow-listed search and read tools for peers.",
 		}
 		rt.InputSchema.Required = append([]string{"instance_id"}, slices.DeleteFunc(slices.Clone(t.tool.InputSchema.Required),
 			func(n string) bool { return n == "instance_id" })...)

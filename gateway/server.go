@@ -78,6 +78,10 @@ type Config struct {
 	Recovery  *conflicts.Recovery
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
+	// Remote runs a tool on another instance (package federation's Client);
+	// /router/mcp uses it for every instance_id but this one. Nil: the
+	// router answers calls for other instances with a tool error.
+	Remote RemoteCaller
 	// VerifyPeerToken checks a federation bearer token presented to /mcp by
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.

@@ -171,6 +171,8 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		gatewayURL = "http://" + ln.Addr().String()
 	}
 	createdAt := instanceCreatedAt(h)
+	fed := newFederation(h, reg, log)
+	defer fed.client.Close()
 	gw := gateway.New(gateway.Config{
 		Logger: log,
 		Self: gateway.Self{
@@ -179,17 +181,20 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 			GatewayURL: gatewayURL, CreatedAt: createdAt.Format(time.RFC3339),
 			SyncAddrs: host.Addrs,
 		},
-		Keys:         gateway.NewKeyChecker(h.APIKeyHash()),
-		RotateAPIKey: h.RotateAPIKey,
-		Sign:         func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
-		Memories:     mem,
-		Instances:    reg,
-		DB:           db,
-		Writer:       writer,
-		Conflicts:    conflictStore,
-		Recovery:     conflicts.NewRecovery(conflictStore, writer),
-		SyncNode:     node,
-		SyncFeeds:    syncFeeds,
+		Keys:            gateway.NewKeyChecker(h.APIKeyHash()),
+		RotateAPIKey:    h.RotateAPIKey,
+		Sign:            func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
+		Memories:        mem,
+		Instances:       reg,
+		DB:              db,
+		Writer:          writer,
+		Conflicts:       conflictStore,
+		Recovery:        conflicts.NewRecovery(conflictStore, writer),
+		Remote:          fed.client,
+		VerifyPeerToken: fed.verify,
+		PeerAllowed:     fed.allow.Allowed,
+		SyncNode:        node,
+		SyncFeeds:       syncFeeds,
 		SyncPause: func(p bool) {
 			paused.Store(p)
 			log.Info("sync paused by the operator", "paused", p)
