@@ -238,7 +238,7 @@ func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 			"type": "string",
 			"description": "Id of the instance to run this tool on (crow_list_instances lists them; " +
 				"this instance's id is its \"self\"). Calls for other instances go to that instance's gateway, which runs " +
-			"only its allow-listed search and read tools for peers.",
+				"only its allow-listed search and read tools for peers.",
 		}
 		rt.InputSchema.Required = append([]string{"instance_id"}, slices.DeleteFunc(slices.Clone(t.tool.InputSchema.Required),
 			func(n string) bool { return n == "instance_id" })...)
