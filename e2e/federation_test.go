@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +119,125 @@ func (d *Daemon) instanceID() string {
 		d.t.Fatalf("identity show --json: %v", err)
 	}
 	return ident["instance_id"].(string)
+}
+
+// freeze stops d's process with SIGSTOP (a hung machine: connections are
+// accepted by the kernel but never answered) until the returned func
+// continues it; the test's cleanup continues it too, before the daemon is
+// stopped.
+func (d *Daemon) freeze() (thaw func()) {
+	d.t.Helper()
+	d.mu.Lock()
+	cmd := d.cmd
+	d.mu.Unlock()
+	if cmd == nil {
+		d.t.Fatalf("%s: not running", d.Name)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		d.t.Fatal(err)
+	}
+	var once sync.Once
+	thaw = func() { once.Do(func() { _ = cmd.Process.Signal(syscall.SIGCONT) }) }
+	d.t.Cleanup(thaw) // runs before stopAtCleanup's Stop (cleanups run last-in first-out)
+	return thaw
+}
+
+// statuses maps instance id → status of a federated search answer.
+func statuses(body map[string]any) map[string]string {
+	out := map[string]string{}
+	list, _ := body["instances"].([]any)
+	for _, s := range list {
+		m := s.(map[string]any)
+		out[m["id"].(string)] = m["status"].(string)
+	}
+	return out
+}
+
+// A federated search on real daemons: every instance is searched in
+// parallel, a memory replicated everywhere comes back once with found_on
+// listing all three; a hung satellite (SIGSTOP) costs the caller one
+// deadline, is reported as a timeout, and the answer is partial; a killed
+// one is an error; the router and the MCP tool give the same.
+func TestFederatedSearch(t *testing.T) {
+	home, sats := cluster(t, "laptop", "vps")
+	laptop, vps := sats[0], sats[1]
+	st, m := laptop.Do("POST", "/v1/memory", map[string]any{"content": "the federated pelican", "project": "crow"})
+	if st != 201 {
+		t.Fatalf("write = %d %v", st, m)
+	}
+	memID := m["id"].(string)
+	Eventually(t, syncTimeout, "the memory everywhere", func() bool {
+		return memoryOf(home, memID) != nil && memoryOf(vps, memID) != nil
+	})
+	ids := map[string]string{"home": home.instanceID(), "laptop": laptop.instanceID(), "vps": vps.instanceID()}
+	// Wait until home's prober has seen both satellites (a never-probed
+	// instance is searched anyway, but its status should be settled here).
+	Eventually(t, syncTimeout, "home to see both satellites online", func() bool {
+		_, body := home.Do("GET", "/v1/instances", nil)
+		online := 0
+		for _, in := range body["instances"].([]any) {
+			if in.(map[string]any)["status"] == "online" {
+				online++
+			}
+		}
+		return online >= 2
+	})
+
+	st, body := home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
+	if st != 200 {
+		t.Fatalf("federated search = %d %v", st, body)
+	}
+	sts := statuses(body)
+	for name, id := range ids {
+		if sts[id] != "ok" {
+			t.Fatalf("%s's status = %q in %v", name, sts[id], body["instances"])
+		}
+	}
+	results := body["results"].([]any)
+	if len(results) != 1 || body["partial"] == true {
+		t.Fatalf("want one merged result, not partial: %v", body)
+	}
+	r := results[0].(map[string]any)
+	if r["id"] != memID || len(r["found_on"].([]any)) != 3 {
+		t.Fatalf("merged result = %v", r)
+	}
+
+	// A list of ids searches just those.
+	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances="+ids["laptop"], nil)
+	if st != 200 || len(statuses(body)) != 1 || statuses(body)[ids["laptop"]] != "ok" {
+		t.Fatalf("search of the laptop only = %d %v", st, body)
+	}
+
+	// A hung satellite: a timeout, the rest answers, partial.
+	thaw := vps.freeze()
+	start := time.Now()
+	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
+	took := time.Since(start)
+	sts = statuses(body)
+	if st != 200 || sts[ids["vps"]] != "timeout" || sts[ids["laptop"]] != "ok" || sts[ids["home"]] != "ok" || body["partial"] != true {
+		t.Fatalf("with vps hung: %d %v", st, body)
+	}
+	if len(body["results"].([]any)) != 1 {
+		t.Fatalf("with vps hung the result is lost: %v", body)
+	}
+	t.Logf("search with a hung peer answered in %v (deadline %v)", took, 3*time.Second)
+	// Through MCP, the same.
+	res, errText := callTool(t, mcpClient(t, home, "/mcp"), "crow_search_memories", map[string]any{"query": "pelican", "instances": "all"})
+	if errText != "" || res["partial"] != true || statuses(res)[ids["vps"]] != "timeout" {
+		t.Fatalf("MCP federated search with vps hung: %v %q", res, errText)
+	}
+	thaw()
+
+	// A dead satellite: an error (or skipped once a probe marks it offline).
+	vps.Kill()
+	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
+	if s := statuses(body)[ids["vps"]]; st != 200 || (s != "error" && s != "skipped_offline" && s != "timeout") || body["partial"] != true {
+		t.Fatalf("with vps dead: %d %v", st, body)
+	}
+	// A peer searching through its own /mcp never fans out again: the laptop's
+	// router asking home to search "all" gets home's own answer only.
+	res, errText = callTool(t, mcpClient(t, laptop, "/router/mcp"), "crow_search_memories", map[string]any{"instance_id": ids["home"], "query": "pelican"})
+	if errText != "" || res["instances"] != nil || len(res["results"].([]any)) != 1 {
+		t.Fatalf("routed search on home: %v %q", res, errText)
+	}
 }

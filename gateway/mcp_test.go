@@ -454,7 +454,7 @@ func TestMCPToolErrors(t *testing.T) {
 	toolErr(t, c, "crow_update_memory", map[string]any{"id": id}, "nothing to update", "content")
 	toolErr(t, c, "crow_update_memory", map[string]any{"id": id, "importance": 0}, "importance")
 	toolErr(t, c, "crow_search_memories", map[string]any{"query": " "}, "query is required")
-	toolErr(t, c, "crow_search_memories", map[string]any{"query": "x", "instances": "all"}, "federation is not available yet")
+	toolErr(t, c, "crow_search_memories", map[string]any{"query": "x", "instances": "all"}, "federation is not available on this gateway")
 	toolErr(t, c, "crow_search_memories", map[string]any{"query": "x", "instances": selfID + ",sat-9"}, "federation")
 	toolErr(t, c, "crow_search_memories", map[string]any{"query": "x", "min_importance": 0}, "min_importance", "1 to 10")
 	toolErr(t, c, "crow_list_memories", map[string]any{"limit": 5000}, "limit", "1000")

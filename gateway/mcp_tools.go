@@ -109,12 +109,14 @@ func (s *Server) mcpTools() []mcpTool {
 
 		{tool: mcp.NewTool(toolSearch,
 			mcp.WithDescription("Full-text search of memories, best match first. Sees every memory stored before the call. "+
-				"Returns {query, results: [memory fields + score]}."),
+				"Returns {query, results: [memory fields + score]}, plus {instances, partial} when other instances are searched."),
 			mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
 				mcp.Description("Words to search for in memory content.")),
 			mcp.WithString("instances", mcp.DefaultString("local"),
-				mcp.Description(`Which instances to search: "local" (default, this instance). "all" or a comma-separated `+
-					`list of instance ids need federation, which this version does not have yet; they return an error.`)),
+				mcp.Description(`Which instances to search: "local" (default, this instance), "all" (every instance, `+
+					`in parallel, each within a deadline), or a comma-separated list of instance ids (crow_list_instances). `+
+					`A search of other instances also returns each instance's status (ok, timeout, error, skipped_offline) `+
+					`and partial: true when some answer is missing; a memory found on several instances appears once, with found_on.`)),
 			propProject("Only memories of this project."),
 			propCategory("Only memories of this category."),
 			propMinImportance,
@@ -394,42 +396,14 @@ func (s *Server) mcpSearch(ctx context.Context, raw json.RawMessage) (any, error
 	if query == "" {
 		return nil, toolErrorf("query is required: the words to search for")
 	}
-	if err := s.localOnly(a.Instances); err != nil {
-		return nil, err
+	if _, err := s.parseScope(a.Instances); err != nil {
+		return nil, toolErrorf("%s", err.Error())
 	}
 	f, limit, err := a.filter()
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.cfg.Memories.Search(ctx, memory.SearchOptions{Filter: f, Query: query, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		res = []memory.Result{}
-	}
-	return searchResponse{Query: query, Results: res}, nil
-}
-
-// localOnly accepts an instances argument that selects only this instance.
-func (s *Server) localOnly(instances string) error {
-	instances = strings.TrimSpace(instances)
-	if instances == "" || instances == "local" {
-		return nil
-	}
-	if instances != "all" {
-		only := true
-		for _, id := range strings.Split(instances, ",") {
-			if id = strings.TrimSpace(id); id != "" && id != s.cfg.Self.InstanceID && id != "local" {
-				only = false
-			}
-		}
-		if only {
-			return nil
-		}
-	}
-	return toolErrorf("instances=%q: federation is not available yet on this instance, so only this instance can be searched; "+
-		"omit instances or pass \"local\"", instances)
+	return s.search(ctx, a.Instances, query, f, limit)
 }
 
 func (s *Server) mcpGet(ctx context.Context, raw json.RawMessage) (any, error) {

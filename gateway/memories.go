@@ -13,9 +13,12 @@ import (
 // writeDomainError maps the domain packages' errors to HTTP answers.
 func (s *Server) writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
 	var verr *memory.ValidationError
+	var terr *toolError
 	switch {
 	case errors.As(err, &verr):
 		writeError(w, http.StatusBadRequest, "%s", verr.Error())
+	case errors.As(err, &terr): // a message fit for the caller
+		writeError(w, http.StatusBadRequest, "%s", terr.msg)
 	case errors.Is(err, memory.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not found: %s", r.PathValue("id"))
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
@@ -150,11 +153,6 @@ func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
 }
 
 // searchResponse is the answer of GET /v1/memories/search.
-type searchResponse struct {
-	Query   string          `json:"query"`
-	Results []memory.Result `json:"results"`
-}
-
 func (s *Server) handleMemorySearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	query := strings.TrimSpace(q.Get("q"))
@@ -162,8 +160,8 @@ func (s *Server) handleMemorySearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "q is required: the text to search for")
 		return
 	}
-	if inst := q.Get("instances"); inst != "" && inst != "local" {
-		writeError(w, http.StatusBadRequest, "instances=%s: only local search is available on this instance so far", inst)
+	if _, err := s.parseScope(q.Get("instances")); err != nil {
+		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return
 	}
 	f, limit, err := parseFilterLimit(q)
@@ -171,13 +169,10 @@ func (s *Server) handleMemorySearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return
 	}
-	res, err := s.cfg.Memories.Search(r.Context(), memory.SearchOptions{Filter: f, Query: query, Limit: limit})
+	res, err := s.search(r.Context(), q.Get("instances"), query, f, limit)
 	if err != nil {
 		s.writeDomainError(w, r, err)
 		return
 	}
-	if res == nil {
-		res = []memory.Result{}
-	}
-	writeJSON(w, http.StatusOK, searchResponse{Query: query, Results: res})
+	writeJSON(w, http.StatusOK, res)
 }

@@ -82,6 +82,11 @@ type Config struct {
 	// /router/mcp uses it for every instance_id but this one. Nil: the
 	// router answers calls for other instances with a tool error.
 	Remote RemoteCaller
+	// Federation fans searches out to other instances (instances=all or a
+	// list of ids); SearchDeadline bounds each instance's part (default
+	// DefaultSearchDeadline). Nil: only this instance can be searched.
+	Federation     Searcher
+	SearchDeadline time.Duration
 	// VerifyPeerToken checks a federation bearer token presented to /mcp by
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.

@@ -191,6 +191,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Conflicts:       conflictStore,
 		Recovery:        conflicts.NewRecovery(conflictStore, writer),
 		Remote:          fed.client,
+		Federation:      fed.client,
 		VerifyPeerToken: fed.verify,
 		PeerAllowed:     fed.allow.Allowed,
 		SyncNode:        node,
