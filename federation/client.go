@@ -132,7 +132,8 @@ func (c *Client) CallTool(ctx context.Context, instanceID, tool string, args jso
 	for attempt := 0; attempt < 2; attempt++ {
 		var s *session
 		if s, err = c.session(ctx, p); err != nil {
-			if ctx.Err() != nil || !retryable("", err) {
+			// No tool ran; only a refusal or the end is final.
+			if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrClosed) {
 				break
 			}
 			continue
@@ -169,7 +170,7 @@ func classify(err error) error {
 var readOnly = DefaultAllowList()
 
 // retryable reports whether a call of tool that failed with err (a
-// transport error; tool "" for a failed connection) may be made again:
+// transport error) may be made again:
 // it did not run, or running it twice changes nothing. A refused token
 // would be refused again.
 func retryable(tool string, err error) bool {
@@ -262,7 +263,7 @@ func (c *Client) connect(ctx context.Context, p Peer) (*client.Client, error) {
 			}
 			return map[string]string{"Authorization": "Bearer " + tok}
 		}),
-		transport.WithHTTPLogger(c.log.With("peer", p.ID)),
+		transport.WithHTTPLogger(slog.New(debugOnly{c.log.With("peer", p.ID).Handler()})),
 	}
 	if c.cfg.HTTPClient != nil {
 		opts = append(opts, transport.WithHTTPBasicClient(c.cfg.HTTPClient))
@@ -341,3 +342,23 @@ func (c *Client) Close() error {
 	c.wg.Wait()
 	return nil
 }
+
+// debugOnly logs every record at debug level. mcp-go's transport logs at
+// error level what is expected here (the DELETE that closes a session on a
+// peer that just died); the client reports what matters to its callers.
+type debugOnly struct{ slog.Handler }
+
+func (h debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
+	return h.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+func (h debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h debugOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return debugOnly{h.Handler.WithAttrs(attrs)}
+}
+
+func (h debugOnly) WithGroup(name string) slog.Handler { return debugOnly{h.Handler.WithGroup(name)} }

@@ -100,7 +100,6 @@ func TestRetryable(t *testing.T) {
 		{"crow_store_memory", eof, false},
 		{"crow_store_memory", transport.NewError(transport.ErrSessionTerminated), true},
 		{"crow_store_memory", transport.NewError(&net.OpError{Op: "dial", Err: errors.New("connection refused")}), true},
-		{"", eof, false},
 		{SearchTool, fmt.Errorf("%w: %w", ErrUnauthorized, transport.ErrAuthorizationRequired), false},
 		{"", transport.NewError(transport.ErrSessionTerminated), true},
 	} {
