@@ -50,7 +50,7 @@ type ClientConfig struct {
 	Peers func() []Peer
 	// HTTPClient is used for every request (optional).
 	HTTPClient *http.Client
-	// Logger (optional).
+	// Logger is the component's logger, used as is (optional: slog.Default).
 	Logger *slog.Logger
 }
 
@@ -91,7 +91,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Client{cfg: cfg, log: log.With("component", "federation"), sessions: make(map[string]*session)}
+	return &Client{cfg: cfg, log: log, sessions: make(map[string]*session)}
 }
 
 // peer returns the current peer with id id.

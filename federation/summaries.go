@@ -110,7 +110,7 @@ func newSummaries(peers caller, self string, clk clock.Clock, local func(ctx con
 	}
 	return &Summaries{
 		peers: peers, self: self, clk: clk, local: local, timeout: SummaryCallTimeout,
-		log: log.With("component", "federation-summaries"), cache: make(map[string]*cacheEntry),
+		log: log.With("part", "summaries"), cache: make(map[string]*cacheEntry),
 	}
 }
 
