@@ -19,13 +19,13 @@ import (
 var (
 	// ErrResolved: the conflict was already resolved (here or on another
 	// instance; resolutions replicate).
-	ErrResolved = errors.New("conflicts: already resolved")
+	ErrResolved = errors.New("already resolved")
 	// ErrStale: the live row changed since the conflict was recorded, so
 	// restoring the overwritten version would silently drop that change.
-	ErrStale = errors.New("conflicts: stale: the row changed since the conflict was recorded")
+	ErrStale = errors.New("stale: the row changed since the conflict was recorded")
 	// ErrRestoreRefused: this kind of conflict cannot be restored (an insert
 	// collision, a crow_context or registry row).
-	ErrRestoreRefused = errors.New("conflicts: restore refused")
+	ErrRestoreRefused = errors.New("restore refused")
 )
 
 // Action is how a conflict was resolved.
@@ -100,7 +100,7 @@ func (r *Recovery) resolutionMutation(id string, a Action) (store.Mutation, erro
 	return store.Mutation{Table: store.TableSyncConflicts, RowID: id, Op: store.OpPut, Data: data,
 		Check: func(existing *store.Row) error {
 			if existing != nil && !existing.Deleted {
-				return fmt.Errorf("conflict %s: %w", id, ErrResolved)
+				return ErrResolved
 			}
 			return nil
 		}}, nil
@@ -142,22 +142,22 @@ func (r *Recovery) Restore(ctx context.Context, id string) (*Conflict, *store.Ro
 		return nil, nil, err
 	}
 	if c.Resolved {
-		return nil, nil, fmt.Errorf("conflict %s was resolved (%s) at %s: %w", id, c.Resolution,
-			c.ResolvedAt.Format(time.RFC3339), ErrResolved)
+		return nil, nil, fmt.Errorf("conflict %s is %w (%s, at %s)", id, ErrResolved, c.Resolution,
+			c.ResolvedAt.Format(time.RFC3339))
 	}
 	switch {
 	case c.Op == OpInsert:
-		return nil, nil, fmt.Errorf("conflict %s is an insert collision (two rows created independently with the id %s): "+
-			"both versions stay in the record for manual resolution; write the row you want, then keep: %w", id, c.RowID, ErrRestoreRefused)
+		return nil, nil, fmt.Errorf("%w: conflict %s is an insert collision (two rows created independently with the id %s); "+
+			"both versions stay in the record for manual resolution: write the row you want, then keep", ErrRestoreRefused, id, c.RowID)
 	case c.TableName == store.TableCrowContext:
-		return nil, nil, fmt.Errorf("conflict %s is on crow_context, which is last-write-wins: %w", id, ErrRestoreRefused)
+		return nil, nil, fmt.Errorf("%w: conflict %s is on crow_context, which is last-write-wins", ErrRestoreRefused, id)
 	case c.TableName == store.TableCrowInstances:
-		return nil, nil, fmt.Errorf("conflict %s is on the instance registry, which is written through its own API: %w", id, ErrRestoreRefused)
+		return nil, nil, fmt.Errorf("%w: conflict %s is on the instance registry, which is written through its own API", ErrRestoreRefused, id)
 	}
 	guard := func(live *store.Row) error {
 		if live == nil || live.InstanceID != c.WinningInstanceID || live.LamportTS != c.WinningLamportTS ||
 			live.Deleted != c.WinningDeleted {
-			return fmt.Errorf("conflict %s: %w; restore would overwrite that newer edit (resolve with keep, or edit the row)", id, ErrStale)
+			return ErrStale
 		}
 		if !live.Deleted {
 			canon, err := Canonical(live.Data)
@@ -165,7 +165,7 @@ func (r *Recovery) Restore(ctx context.Context, id string) (*Conflict, *store.Ro
 				return err
 			}
 			if !bytes.Equal(canon, c.WinningData) {
-				return fmt.Errorf("conflict %s: %w (its data differs from the recorded winner)", id, ErrStale)
+				return ErrStale
 			}
 		}
 		return nil
@@ -179,10 +179,13 @@ func (r *Recovery) Restore(ctx context.Context, id string) (*Conflict, *store.Ro
 		return nil, nil, err
 	}
 	rows, err := r.w.Write(ctx, row, res)
-	if errors.Is(err, store.ErrNotFound) {
-		err = fmt.Errorf("conflict %s: %w (the row is gone)", id, ErrStale)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrStale), errors.Is(err, store.ErrNotFound):
+		return nil, nil, fmt.Errorf("conflict %s on %s/%s is %w; restoring would overwrite that newer edit: keep the conflict, or edit the row",
+			id, c.TableName, c.RowID, ErrStale)
+	case errors.Is(err, ErrResolved):
+		return nil, nil, fmt.Errorf("conflict %s is %w (on this or another instance)", id, ErrResolved)
+	case err != nil:
 		return nil, nil, fmt.Errorf("restoring conflict %s: %w", id, err)
 	}
 	c, err = r.st.Get(id)

@@ -301,6 +301,9 @@
     if (c.table_name === 'crow_context') {
       return 'Restore is not available for crow_context rows: they use last-write-wins. Edit the row by hand if the overwritten version was the right one.';
     }
+    if (c.table_name === 'crow_instances') {
+      return 'Restore is not available for the instance registry: instances are changed through their own commands (crow instance add / revoke). Choose "Keep current".';
+    }
     return '';
   }
 
