@@ -202,6 +202,37 @@ func TestFederatedSearch(t *testing.T) {
 		t.Fatalf("merged result = %v", r)
 	}
 
+	// crow_instance_summaries: home first (computed now), then the
+	// satellites' cached summaries, fetched when they were registered.
+	mc := mcpClient(t, home, "/mcp")
+	defer func() {
+		if t.Failed() {
+			res, _ := callTool(t, mc, "crow_instance_summaries", nil)
+			t.Logf("summaries: %v", res)
+		}
+	}()
+	Eventually(t, syncTimeout, "the satellites' summaries on home", func() bool {
+		res, errText := callTool(t, mc, "crow_instance_summaries", nil)
+		if errText != "" {
+			t.Fatalf("summaries: %q", errText)
+		}
+		list := res["instances"].([]any)
+		if len(list) != 3 || list[0].(map[string]any)["instance_id"] != ids["home"] {
+			return false
+		}
+		// Peers' summaries are snapshots (refreshed hourly): fetched when
+		// registered, before the memory was written. Home's is live.
+		if m := list[0].(map[string]any); m["memories"] != 1.0 || m["categories"].(map[string]any)["general"] != 1.0 {
+			t.Fatalf("home's own summary: %v", m)
+		}
+		for _, x := range list[1:] {
+			if m := x.(map[string]any); m["health"] != "ok" || m["updated_at"] == nil || m["name"] == "" {
+				return false
+			}
+		}
+		return true
+	})
+
 	// A list of ids searches just those.
 	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances="+ids["laptop"], nil)
 	if st != 200 || len(statuses(body)) != 1 || statuses(body)[ids["laptop"]] != "ok" {

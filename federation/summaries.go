@@ -88,6 +88,8 @@ type Summaries struct {
 	// onRound, when set (tests), is called after each refresh round.
 	onRound func(full bool)
 
+	kick chan struct{} // Kick: a round now (capacity 1)
+
 	mu    sync.Mutex             // guards cache
 	cache map[string]*cacheEntry // by peer id
 }
@@ -110,7 +112,18 @@ func newSummaries(peers caller, self string, clk clock.Clock, local func(ctx con
 	}
 	return &Summaries{
 		peers: peers, self: self, clk: clk, local: local, timeout: SummaryCallTimeout,
-		log: log.With("part", "summaries"), cache: make(map[string]*cacheEntry),
+		log: log.With("part", "summaries"), cache: make(map[string]*cacheEntry), kick: make(chan struct{}, 1),
+	}
+}
+
+// Kick asks Serve for a health round now, which also fetches the summary of
+// every peer never fetched (the daemon kicks when an instance is
+// registered, so a new peer does not wait for the next HealthInterval). It
+// never blocks; kicks during a round coalesce into one more round.
+func (s *Summaries) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -138,6 +151,8 @@ func (s *Summaries) Serve(ctx context.Context) error {
 		case <-summaryT.C():
 			full = true
 		case <-healthT.C():
+			full = false
+		case <-s.kick:
 			full = false
 		}
 	}

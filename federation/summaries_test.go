@@ -320,3 +320,27 @@ func TestSummariesThroughClient(t *testing.T) {
 		t.Errorf("vps whose sync_status fails: %+v", got["vps"])
 	}
 }
+
+// Kick runs a round at once (the clock does not move): a peer registered
+// after the first round is fetched without waiting for the health interval.
+func TestSummariesKickFetchesNewPeer(t *testing.T) {
+	peers := newFakePeers("laptop")
+	clk := &fakeClock{now: t0}
+	s := newSummaries(peers, "home", clk, localSummary, nil)
+	rounds := serveSummaries(t, s)
+	<-rounds
+	peers.update(func(f *fakePeers) {
+		f.peers = append(f.peers, Peer{ID: "pi", Name: "pi-name"})
+		f.memories["pi"] = 3
+	})
+	s.Kick()
+	if full := <-rounds; full {
+		t.Fatal("a kick ran a full round")
+	}
+	if p := byID(s.All(t.Context()))["pi"]; p.Health != HealthOK || p.Memories != 3 {
+		t.Fatalf("new peer after a kick: %+v", p)
+	}
+	if n := peers.count("laptop", SummariesTool); n != 1 {
+		t.Fatalf("a kick refetched a known summary (%d fetches)", n)
+	}
+}

@@ -76,6 +76,11 @@ func (s *Server) join(ctx context.Context, gatewayURL string) (registerResponse,
 		return registerResponse{}, err
 	}
 	resp := registerResponse{Instance: in}
+	if s.cfg.Summaries != nil && announceErr == nil {
+		// The peer knows us now, so it takes our tokens: fetch its summary
+		// (the fetch at registration ran before the join-back and was refused).
+		s.cfg.Summaries.Kick()
+	}
 	if announceErr != nil {
 		s.log.Warn("peer could not register us back", "peer", in.ID, "err", announceErr)
 		resp.Warning = fmt.Sprintf("registered here, but %s could not register this instance back (%v); run 'crow instance add %s' there",

@@ -47,7 +47,7 @@ var allTools = []string{
 	"crow_store_memory", "crow_search_memories", "crow_get_memory", "crow_list_memories",
 	"crow_update_memory", "crow_delete_memory", "crow_list_instances", "crow_register_instance",
 	"crow_revoke_instance", "crow_sync_status", "crow_list_sync_conflicts", "crow_sync_conflicts_keep_current",
-	"crow_sync_conflicts_restore_other", "crow_sync_conflicts_resolve_all",
+	"crow_sync_conflicts_restore_other", "crow_sync_conflicts_resolve_all", "crow_instance_summaries",
 }
 
 func testSeed() identity.Seed {

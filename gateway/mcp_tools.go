@@ -30,6 +30,7 @@ const (
 	toolConflictKeep     = "crow_sync_conflicts_keep_current"
 	toolConflictRestore  = "crow_sync_conflicts_restore_other"
 	toolConflictsResolve = "crow_sync_conflicts_resolve_all"
+	toolSummaries        = "crow_instance_summaries"
 )
 
 // Schema snippets shared by several tools.
@@ -177,6 +178,17 @@ func (s *Server) mcpTools() []mcpTool {
 			mcp.WithOutputSchema[instancesResponse](),
 			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpListInstances},
+
+		{tool: mcp.NewTool(toolSummaries,
+			mcp.WithDescription("What each instance (machine) holds, to pick which ones to search: per instance its "+
+				"projects with memory counts, memory counts per category, the total, and its health (ok, down, unauthorized, "+
+				"unknown). Other instances' summaries are cached (refreshed hourly, health every 5 minutes); this "+
+				"instance's is computed now. Returns {instances: [summary]}, this instance first."),
+			mcp.WithBoolean("self_only", mcp.DefaultBool(false),
+				mcp.Description("Only this instance's own summary (what peers ask each other for).")),
+			mcpOutputSchema[summariesResponse](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpInstanceSummaries},
 
 		{tool: mcp.NewTool(toolRegisterInstance,
 			mcp.WithDescription("Register another instance of the same user by its gateway URL: its /health is checked and it must "+

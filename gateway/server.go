@@ -87,6 +87,9 @@ type Config struct {
 	// DefaultSearchDeadline). Nil: only this instance can be searched.
 	Federation     Searcher
 	SearchDeadline time.Duration
+	// Summaries caches the other instances' summaries for
+	// crow_instance_summaries (nil: this instance's own only).
+	Summaries SummaryCache
 	// VerifyPeerToken checks a federation bearer token presented to /mcp by
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.

@@ -245,3 +245,29 @@ func TestListAndSearch(t *testing.T) {
 		t.Fatal("bad min_importance accepted")
 	}
 }
+
+func TestCount(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	for _, in := range []CreateInput{
+		{Content: "a", Project: "crow", Category: "decision"},
+		{Content: "b", Project: "crow"},
+		{Content: "c", Project: "home", Category: "decision"},
+	} {
+		if _, err := s.Add(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, _ := s.Add(ctx, CreateInput{Content: "d", Project: "gone"})
+	if err := s.Delete(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 3 || c.Projects["crow"] != 2 || c.Projects["home"] != 1 || c.Projects["gone"] != 0 ||
+		c.Categories["decision"] != 2 || c.Categories["general"] != 1 {
+		t.Fatalf("counts = %+v", c)
+	}
+}

@@ -323,3 +323,41 @@ func (s *Service) joinNumbers(ms []Memory) error {
 	}
 	return nil
 }
+
+// Counts is how many live memories there are, in total, per project and per
+// category (the instance summaries of federation).
+type Counts struct {
+	Total      int
+	Projects   map[string]int
+	Categories map[string]int
+}
+
+// Count scans the live memories once and counts them.
+func (s *Service) Count(ctx context.Context) (Counts, error) {
+	c := Counts{Projects: map[string]int{}, Categories: map[string]int{}}
+	err := s.db.View(func(txn *badger.Txn) error {
+		return s.db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if r.Deleted {
+				return nil
+			}
+			var d struct {
+				Project  string `json:"project"`
+				Category string `json:"category"`
+			}
+			if err := json.Unmarshal(r.Data, &d); err != nil {
+				return fmt.Errorf("decoding memory %s: %w", r.RowID, err)
+			}
+			c.Total++
+			c.Projects[d.Project]++
+			c.Categories[d.Category]++
+			return nil
+		})
+	})
+	if err != nil {
+		return Counts{}, fmt.Errorf("counting memories: %w", err)
+	}
+	return c, nil
+}

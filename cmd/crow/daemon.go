@@ -15,7 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
@@ -173,7 +175,19 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	createdAt := instanceCreatedAt(h)
 	fed := newFederation(h, reg, log)
 	defer fed.client.Close()
-	gw := gateway.New(gateway.Config{
+	var gw *gateway.Server
+	summaries := federation.NewSummaries(fed.client, clock.System{}, func(ctx context.Context) (federation.Summary, error) {
+		return gw.LocalSummary(ctx)
+	})
+	// A new instance's summary is fetched when it is registered, not at the
+	// next 5-minute round.
+	unsubscribeSummaries := reg.Subscribe(func(ev registry.Event) {
+		if ev.Kind == registry.EventAdded {
+			summaries.Kick()
+		}
+	})
+	defer unsubscribeSummaries()
+	gw = gateway.New(gateway.Config{
 		Logger: log,
 		Self: gateway.Self{
 			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
@@ -192,6 +206,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Recovery:        conflicts.NewRecovery(conflictStore, writer),
 		Remote:          fed.client,
 		Federation:      fed.client,
+		Summaries:       summaries,
 		VerifyPeerToken: fed.verify,
 		PeerAllowed:     fed.allow.Allowed,
 		SyncNode:        node,
@@ -217,6 +232,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
 		service{"sync", node.Serve},
 		service{"apply", applier.Serve},
+		service{"federation-summaries", summaries.Serve},
 		service{"fork-notifier", func(ctx context.Context) error {
 			for {
 				select {
