@@ -2,11 +2,20 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
+
+// The q/ queue records, in commit order, every row change (q/<seq> → "<table>/<row_id>"):
+// seqs are allocated from s/seq inside the row-writing transactions, which conflict on it, so
+// above its pruned prefix the queue has no holes, and entry seq+1 is never visible before
+// entry seq. Derived state
+// follows it: the search index (which prunes it, PruneQueue) and the consumers registered
+// with SetConsumerPos (home's memory numberer), each keeping a durable position. PruneQueue
+// never deletes past the lowest registered position (consumers.go).
 
 // QueueEntry is one q/ record: the row changed at Seq.
 type QueueEntry struct {
@@ -51,46 +60,76 @@ func (db *DB) ScanQueueTxn(txn *badger.Txn, from uint64, limit int, fn func(Queu
 	return nil
 }
 
-// PruneQueue deletes q/ entries with seq ≤ upto. Only the consumer of the queue (the search
-// indexer) calls it, once those entries are durably reflected in its index.
+// pruneChunk is the number of q/ entries PruneQueue deletes per transaction.
+const pruneChunk = 1000
+
+// PruneQueue deletes q/ entries with seq ≤ upto, clamped to the lowest registered consumer
+// position: it deletes the entries with seq ≤ min(upto, ConsumerPos of every consumer), so
+// a registered consumer (SetConsumerPos) never loses an entry it has not consumed. The search
+// indexer, which owns the queue, calls it with its durable index position; other consumers
+// register a position instead of pruning.
+//
+// Each chunk of deletions is one read-write transaction that reads the consumer positions
+// and s/queue-consumers-gen, which SetConsumerPos bumps when it registers a consumer or moves
+// one back: a registration committed while a chunk is in flight makes that chunk conflict,
+// and it is re-run with the new floor. So once SetConsumerPos has returned, no entry above
+// that position is deleted.
 func (db *DB) PruneQueue(upto uint64) error {
 	for {
-		var keys [][]byte
-		err := db.bdb.View(func(txn *badger.Txn) error {
-			io := badger.DefaultIteratorOptions
-			io.Prefix = prefixQueue
-			io.PrefetchValues = false
-			it := txn.NewIterator(io)
-			defer it.Close()
-			for it.Rewind(); it.Valid() && len(keys) < 1000; it.Next() {
-				k := it.Item().KeyCopy(nil)
-				if binary.BigEndian.Uint64(k[len(prefixQueue):]) > upto {
-					break
-				}
-				keys = append(keys, k)
+		var n int
+		var err error
+		for range 10 {
+			n, err = db.pruneQueueChunk(upto)
+			if !errors.Is(err, badger.ErrConflict) {
+				break
 			}
-			return nil
-		})
+		}
 		if err != nil {
-			return fmt.Errorf("scanning queue to prune: %w", err)
+			return fmt.Errorf("pruning queue up to %d: %w", upto, err)
 		}
-		if len(keys) == 0 {
-			return nil
-		}
-		wb := db.bdb.NewWriteBatch()
-		for _, k := range keys {
-			if err := wb.Delete(k); err != nil {
-				wb.Cancel()
-				return fmt.Errorf("pruning queue: %w", err)
-			}
-		}
-		if err := wb.Flush(); err != nil {
-			return fmt.Errorf("pruning queue: %w", err)
-		}
-		if len(keys) < 1000 {
+		if n < pruneChunk {
 			return nil
 		}
 	}
+}
+
+// pruneQueueChunk deletes up to pruneChunk q/ entries with seq ≤ min(upto, consumer floor)
+// in one transaction and returns how many it deleted.
+func (db *DB) pruneQueueChunk(upto uint64) (int, error) {
+	txn := db.bdb.NewTransaction(true)
+	defer txn.Discard()
+	floor, ok, err := consumersFloorTxn(txn)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		upto = min(upto, floor)
+	}
+	var keys [][]byte
+	io := badger.DefaultIteratorOptions
+	io.Prefix = prefixQueue
+	io.PrefetchValues = false
+	it := txn.NewIterator(io)
+	for it.Rewind(); it.Valid() && len(keys) < pruneChunk; it.Next() {
+		k := it.Item().KeyCopy(nil)
+		if binary.BigEndian.Uint64(k[len(prefixQueue):]) > upto {
+			break
+		}
+		keys = append(keys, k)
+	}
+	it.Close()
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return 0, fmt.Errorf("deleting %x: %w", k, err)
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, err
+	}
+	return len(keys), nil
 }
 
 // QueueSeqTxn returns the last allocated q/ seq as seen by txn.

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// putRows writes n settings rows through PutRowTxn, one transaction each.
+func putRows(t testing.TB, db *DB, n int) {
+	t.Helper()
+	for range n {
+		err := db.Update(func(txn *badger.Txn) error {
+			_, err := db.PutRowTxn(txn, &Row{RowID: "k", Table: TableSettings, Data: json.RawMessage(`{}`)})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// queueSeqs returns the seqs of the q/ entries present.
+func queueSeqs(t testing.TB, db *DB) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := db.View(func(txn *badger.Txn) error {
+		return db.ScanQueueTxn(txn, 0, 0, func(e QueueEntry) error { seqs = append(seqs, e.Seq); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqs
+}
+
+// waitHead waits until the queue head reaches seq.
+func waitHead(t testing.TB, db *DB, seq uint64) {
+	t.Helper()
+	for {
+		head, ch := db.QueueHead()
+		if head >= seq {
+			return
+		}
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("queue head stuck at %d, waiting for %d", head, seq)
+		}
+	}
+}
+
+func seqRange(from, to uint64) []uint64 {
+	var s []uint64
+	for i := from; i <= to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func TestPruneQueueClampsToConsumers(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	if _, ok, err := db.ConsumerPos("numbers"); ok || err != nil {
+		t.Fatalf("unregistered consumer: ok %v err %v", ok, err)
+	}
+	for _, bad := range []string{"", "a\x00b", string(make([]byte, 129))} {
+		if err := db.SetConsumerPos(bad, 1); err == nil {
+			t.Errorf("SetConsumerPos(%q) accepted", bad)
+		}
+	}
+	putRows(t, db, 10)
+	if err := db.SetConsumerPos("numbers", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetConsumerPos("other", 6); err != nil {
+		t.Fatal(err)
+	}
+	if pos, ok, err := db.ConsumerPos("numbers"); pos != 3 || !ok || err != nil {
+		t.Fatalf("ConsumerPos = %d %v %v", pos, ok, err)
+	}
+	check := func(upto uint64, want []uint64) {
+		t.Helper()
+		if err := db.PruneQueue(upto); err != nil {
+			t.Fatal(err)
+		}
+		if got := queueSeqs(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after PruneQueue(%d): queue %v, want %v", upto, got, want)
+		}
+	}
+	check(2, seqRange(3, 10))  // below every consumer: as asked
+	check(10, seqRange(4, 10)) // clamped to the lowest consumer (3)
+	if err := db.SetConsumerPos("numbers", 8); err != nil {
+		t.Fatal(err)
+	}
+	check(10, seqRange(7, 10)) // now "other" (6) is the lowest
+	if err := db.DropConsumer("other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DropConsumer("never-registered"); err != nil {
+		t.Fatal(err)
+	}
+	check(10, seqRange(9, 10)) // "numbers" (8)
+	if err := db.SetConsumerPos("numbers", 10); err != nil {
+		t.Fatal(err)
+	}
+	check(10, nil)
+
+	// Positions are durable.
+	dir := t.TempDir()
+	db2 := openTest(t, dir)
+	if err := db2.SetConsumerPos("numbers", 42); err != nil {
+		t.Fatal(err)
+	}
+	db2.Close()
+	db2 = openTest(t, dir)
+	defer db2.Close()
+	if pos, ok, err := db2.ConsumerPos("numbers"); pos != 42 || !ok || err != nil {
+		t.Fatalf("after reopen: %d %v %v", pos, ok, err)
+	}
+}
+
+// TestPruneConflictsWithRegistration: a prune chunk that computed its floor before a consumer
+// registered cannot commit.
+func TestPruneConflictsWithRegistration(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	putRows(t, db, 5)
+	for _, tc := range []struct {
+		name  string
+		setup func()
+	}{
+		{"register", func() {}},
+		{"move back", func() {
+			if err := db.SetConsumerPos("c", 5); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		tc.setup()
+		txn := db.bdb.NewTransaction(true)
+		if _, _, err := consumersFloorTxn(txn); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Delete(queueKey(5)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetConsumerPos("c", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Commit(); !errors.Is(err, badger.ErrConflict) {
+			t.Fatalf("%s: stale prune committed: %v", tc.name, err)
+		}
+		if err := db.DropConsumer("c"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := queueSeqs(t, db); len(got) != 5 {
+		t.Fatalf("queue %v", got)
+	}
+}
+
+// TestRegisterWhilePruning: once SetConsumerPos(p) returns, entries above p survive any
+// number of concurrent prunes to the head, while rows keep being written.
+func TestRegisterWhilePruning(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() { // writer
+		for !stop.Load() {
+			putRows(t, db, 1)
+		}
+	})
+	wg.Go(func() { // pruner, like the search indexer when it has caught up
+		for !stop.Load() {
+			head, _ := db.QueueHead()
+			if err := db.PruneQueue(head); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for i := range 50 {
+		name := fmt.Sprint("c", i)
+		head, _ := db.QueueHead()
+		if err := db.SetConsumerPos(name, head); err != nil {
+			t.Fatal(err)
+		}
+		waitHead(t, db, head+3)
+		// Every entry above head that existed after registering must still be there:
+		// entries seq > head were committed after we read head; some may have been
+		// pruned before SetConsumerPos returned, none after.
+		before := queueSeqs(t, db)
+		waitHead(t, db, head+6)
+		after := map[uint64]bool{}
+		for _, s := range queueSeqs(t, db) {
+			after[s] = true
+		}
+		for _, s := range before {
+			if s > head && !after[s] {
+				t.Fatalf("round %d: entry %d above consumer position %d was pruned", i, s, head)
+			}
+		}
+		if err := db.DropConsumer(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+}
