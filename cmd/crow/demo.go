@@ -1,0 +1,446 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crow-sync/crow/home"
+)
+
+func init() {
+	register("demo", "start a home and two satellites on loopback and walk through the whole story", runDemo)
+}
+
+// demoPassphrase protects the demo's throw-away identity export.
+const demoPassphrase = "crow-demo"
+
+// demoNode is one daemon of the demo: a real `crow serve` process.
+type demoNode struct {
+	name    string
+	dir     string
+	gwPort  int
+	syncPrt int
+	cmd     *exec.Cmd
+	done    chan error
+	c       *client
+	id      string
+}
+
+// demo runs the story against three daemons started from this binary.
+type demo struct {
+	g     *globals
+	bin   string
+	dir   string
+	nodes []*demoNode
+	step  int
+}
+
+func runDemo(ctx context.Context, g *globals, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	g.bind(fs)
+	dir := fs.String("dir", "", "directory for the three instances (default: a new temporary directory)")
+	keep := fs.Bool("keep", false, "keep the directory (data and logs) afterwards")
+	if _, err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the crow binary: %w", err)
+	}
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "crow-demo-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return err
+	}
+	d := &demo{g: g, bin: bin, dir: *dir}
+	defer func() {
+		d.stopAll()
+		if *keep {
+			fmt.Fprintf(g.stdout, "\nData and logs kept in %s\n", d.dir)
+		} else {
+			os.RemoveAll(d.dir)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := d.run(ctx); err != nil {
+		fmt.Fprintf(g.stdout, "\nThe demo stopped: %v\nDaemon logs are in %s (kept).\n", err, d.dir)
+		*keep = true
+		return err
+	}
+	fmt.Fprintf(g.stdout, "\nDone in %.1fs: three instances, one identity, nothing lost.\n", time.Since(start).Seconds())
+	return nil
+}
+
+func (d *demo) say(format string, a ...any) {
+	d.step++
+	fmt.Fprintf(d.g.stdout, "\n%d. %s\n", d.step, fmt.Sprintf(format, a...))
+}
+
+func (d *demo) detail(format string, a ...any) {
+	fmt.Fprintf(d.g.stdout, "   %s\n", fmt.Sprintf(format, a...))
+}
+
+func (d *demo) run(ctx context.Context) error {
+	d.say("Three instances of one identity in %s: home, laptop, vps", d.dir)
+	homeNode, err := d.initNode(ctx, "home", "")
+	if err != nil {
+		return err
+	}
+	blob := filepath.Join(d.dir, "identity.blob")
+	if err := d.crow(ctx, homeNode.dir, "identity", "export", "--out", blob); err != nil {
+		return err
+	}
+	laptop, err := d.initNode(ctx, "laptop", blob)
+	if err != nil {
+		return err
+	}
+	vps, err := d.initNode(ctx, "vps", blob)
+	if err != nil {
+		return err
+	}
+	for _, n := range d.nodes {
+		if err := d.start(ctx, n); err != nil {
+			return err
+		}
+		d.detail("%-6s instance %s  gateway http://127.0.0.1:%d", n.name, n.id, n.gwPort)
+	}
+
+	d.say("Register the satellites on home (each proves with a signed challenge that it derives from the same seed)")
+	for _, n := range []*demoNode{laptop, vps} {
+		if err := homeNode.c.do(ctx, "POST", "/v1/instances", nil, map[string]string{"gateway_url": n.baseURL()}, nil); err != nil {
+			return fmt.Errorf("registering %s: %w", n.name, err)
+		}
+		d.detail("home registered %s; %s registered home back", n.name, n.name)
+	}
+
+	d.say("Write a memory on each instance; watch them replicate (signed feeds over libp2p + Noise)")
+	t0 := time.Now()
+	ids := map[string]string{}
+	for _, n := range d.nodes {
+		id, err := d.addMemory(ctx, n, fmt.Sprintf("%s: the %s machine keeps its notes in crow", n.name, n.name), "demo")
+		if err != nil {
+			return err
+		}
+		ids[n.name] = id
+	}
+	if err := d.waitCount(ctx, 3); err != nil {
+		return err
+	}
+	d.detail("all three instances hold all 3 memories after %d ms", time.Since(t0).Milliseconds())
+
+	d.say("Take the vps offline, keep writing on the laptop, bring the vps back")
+	if err := d.stop(vps); err != nil {
+		return err
+	}
+	for i := 1; i <= 2; i++ {
+		if _, err := d.addMemory(ctx, laptop, fmt.Sprintf("written while the vps was offline (%d)", i), "demo"); err != nil {
+			return err
+		}
+	}
+	if err := d.start(ctx, vps); err != nil {
+		return err
+	}
+	t0 = time.Now()
+	if err := d.waitCount(ctx, 5); err != nil {
+		return err
+	}
+	elapsed := time.Since(t0)
+	var status struct {
+		Peers []struct {
+			EntriesReceived uint64 `json:"entries_received"`
+		} `json:"peers"`
+	}
+	if err := vps.c.do(ctx, "GET", "/v1/sync/status", nil, nil, &status); err != nil {
+		return err
+	}
+	var received uint64
+	for _, p := range status.Peers {
+		received += p.EntriesReceived
+	}
+	d.detail("the vps caught up in %d ms; feed entries that crossed the wire: %d (it missed 2)", elapsed.Milliseconds(), received)
+
+	d.say("A conflict: the laptop and the vps edit the same memory while cut off from each other")
+	for _, n := range []*demoNode{laptop, vps} {
+		if err := n.c.do(ctx, "POST", "/v1/sync/pause", nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	target := ids["home"]
+	for _, n := range []*demoNode{laptop, vps} {
+		body := map[string]any{"content": fmt.Sprintf("home's memory, as the %s remembers it", n.name)}
+		if err := n.c.do(ctx, "PATCH", "/v1/memory/"+target, nil, body, nil); err != nil {
+			return err
+		}
+	}
+	for _, n := range []*demoNode{laptop, vps} {
+		if err := n.c.do(ctx, "POST", "/v1/sync/resume", nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	var conflictID, lost string
+	err = d.until(ctx, "the conflict to reach every instance", func() (bool, error) {
+		for _, n := range d.nodes {
+			var page struct {
+				Conflicts []struct {
+					ID         string `json:"id"`
+					LosingData struct {
+						Content string `json:"content"`
+					} `json:"losing_data"`
+				} `json:"conflicts"`
+			}
+			if err := n.c.do(ctx, "GET", "/v1/sync/conflicts", url.Values{"unresolved": {"true"}}, nil, &page); err != nil {
+				return false, err
+			}
+			if len(page.Conflicts) != 1 {
+				return false, nil
+			}
+			conflictID, lost = page.Conflicts[0].ID, page.Conflicts[0].LosingData.Content
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.detail("the same conflict record %s on all three; the overwritten text is kept: %q", conflictID, lost)
+	d.detail("a notification points to the recovery view: http://127.0.0.1:%d/ui/conflicts", homeNode.gwPort)
+
+	d.say("Restore the overwritten version from home (a new edit that replicates)")
+	if err := homeNode.c.do(ctx, "POST", "/v1/sync/conflicts/"+conflictID+"/restore", nil, nil, nil); err != nil {
+		return err
+	}
+	err = d.until(ctx, "the restored text and the resolution everywhere", func() (bool, error) {
+		for _, n := range d.nodes {
+			var m struct {
+				Content string `json:"content"`
+			}
+			if err := n.c.do(ctx, "GET", "/v1/memory/"+target, nil, nil, &m); err != nil {
+				return false, err
+			}
+			var c struct {
+				Resolution string `json:"resolution"`
+			}
+			if err := n.c.do(ctx, "GET", "/v1/sync/conflicts/"+conflictID, nil, nil, &c); err != nil {
+				return false, err
+			}
+			if m.Content != lost || c.Resolution != "restore" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.detail("every instance reads %q, and the conflict is resolved everywhere", lost)
+
+	d.say("A federated search from the laptop across all instances (signed 5-minute tokens, per-instance deadline)")
+	var res struct {
+		Results []struct {
+			FoundOn []string `json:"found_on"`
+		} `json:"results"`
+		Instances []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"instances"`
+		Partial bool `json:"partial"`
+	}
+	if err := laptop.c.do(ctx, "GET", "/v1/memories/search", url.Values{"q": {"offline"}, "instances": {"all"}}, nil, &res); err != nil {
+		return err
+	}
+	var st []string
+	for _, in := range res.Instances {
+		st = append(st, in.Name+"="+in.Status)
+	}
+	on := 0
+	for _, r := range res.Results {
+		on = max(on, len(r.FoundOn))
+	}
+	d.detail("%d results, merged (found on up to %d instances each); statuses: %s; partial=%v",
+		len(res.Results), on, strings.Join(st, " "), res.Partial)
+	return nil
+}
+
+// initNode creates an instance's directory with `crow init` (importing blob
+// for a satellite).
+func (d *demo) initNode(ctx context.Context, name, blob string) (*demoNode, error) {
+	n := &demoNode{name: name, dir: filepath.Join(d.dir, name)}
+	args := []string{"init", "--name", name}
+	if blob != "" {
+		args = append(args, "--import", blob)
+	}
+	if err := d.crow(ctx, n.dir, args...); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(home.PathsOf(n.dir).InstanceIDFile())
+	if err != nil {
+		return nil, err
+	}
+	n.id = strings.TrimSpace(string(b))
+	if n.gwPort, err = freeLoopbackPort(); err != nil {
+		return nil, err
+	}
+	if n.syncPrt, err = freeLoopbackPort(); err != nil {
+		return nil, err
+	}
+	d.nodes = append(d.nodes, n)
+	return n, nil
+}
+
+// crow runs a crow command on dir, quietly unless it fails.
+func (d *demo) crow(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, d.bin, args...)
+	cmd.Env = append(os.Environ(), "CROW_HOME="+dir, "CROW_PASSPHRASE="+demoPassphrase)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("crow %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (n *demoNode) baseURL() string { return fmt.Sprintf("http://127.0.0.1:%d", n.gwPort) }
+
+// start runs `crow serve` for n, logging to n.dir/serve.log, and waits for
+// its gateway.
+func (d *demo) start(ctx context.Context, n *demoNode) error {
+	logf, err := os.OpenFile(filepath.Join(n.dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	n.cmd = exec.Command(d.bin, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", n.gwPort),
+		"--sync-listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", n.syncPrt))
+	n.cmd.Env = append(os.Environ(), "CROW_HOME="+n.dir)
+	n.cmd.Stdout, n.cmd.Stderr = logf, logf
+	if err := n.cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting %s: %w", n.name, err)
+	}
+	n.done = make(chan error, 1)
+	go func() { n.done <- n.cmd.Wait(); logf.Close() }()
+	err = d.until(ctx, n.name+"'s gateway", func() (bool, error) {
+		select {
+		case err := <-n.done:
+			n.done <- err
+			return false, fmt.Errorf("%s exited: %v (see %s)", n.name, err, filepath.Join(n.dir, "serve.log"))
+		default:
+		}
+		if _, err := home.PathsOf(n.dir).ReadGatewayAddr(); err != nil {
+			return false, nil
+		}
+		resp, err := http.Get(n.baseURL() + "/health")
+		if err != nil {
+			return false, nil
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return err
+	}
+	n.c, err = newClient(&globals{home: n.dir})
+	return err
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (d *demo) stop(n *demoNode) error {
+	if n.cmd == nil {
+		return nil
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-n.done:
+		n.cmd = nil
+		if err != nil {
+			return fmt.Errorf("%s did not stop cleanly: %w", n.name, err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = n.cmd.Process.Kill()
+		n.cmd = nil
+		return fmt.Errorf("%s did not stop within 30s", n.name)
+	}
+	return nil
+}
+
+func (d *demo) stopAll() {
+	for _, n := range d.nodes {
+		if err := d.stop(n); err != nil {
+			fmt.Fprintf(d.g.stderr, "crow demo: %v\n", err)
+		}
+	}
+}
+
+func (d *demo) addMemory(ctx context.Context, n *demoNode, content, project string) (string, error) {
+	var m struct {
+		ID string `json:"id"`
+	}
+	err := n.c.do(ctx, "POST", "/v1/memory", nil, map[string]any{"content": content, "project": project}, &m)
+	if err != nil {
+		return "", fmt.Errorf("writing on %s: %w", n.name, err)
+	}
+	return m.ID, nil
+}
+
+// waitCount waits until every running instance lists want memories.
+func (d *demo) waitCount(ctx context.Context, want int) error {
+	return d.until(ctx, fmt.Sprintf("%d memories on every instance", want), func() (bool, error) {
+		for _, n := range d.nodes {
+			var page struct {
+				Memories []struct{} `json:"memories"`
+			}
+			if err := n.c.do(ctx, "GET", "/v1/memories/list", url.Values{"limit": {"1000"}}, nil, &page); err != nil {
+				return false, err
+			}
+			if len(page.Memories) != want {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// until polls cond every 20 ms for up to 30 s.
+func (d *demo) until(ctx context.Context, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// freeLoopbackPort asks the kernel for a free loopback TCP port.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
