@@ -21,19 +21,20 @@ type Request struct {
 	GeneratedAt time.Time
 }
 
-// Result is what Apply did with a request.
+// Result is what Apply did with a request. Its JSON has the whole new version under
+// "version"; the REST answer of SPEC §10 puts that version's number and state_hash there.
 type Result struct {
 	// Version is the new version to store, or nil if no op was applied (Unchanged).
-	Version *Version
+	Version *Version `json:"version"`
 	// Applied lists the ops that were applied, in request order.
-	Applied []AppliedOp
+	Applied []AppliedOp `json:"applied"`
 	// Rejected lists the ops that were not, in request order, with the reason.
-	Rejected []Rejection
+	Rejected []Rejection `json:"rejected"`
 	// Unchanged is true when no op was applied: there is no new version, and the request's
 	// consolidated_until_event is not recorded.
-	Unchanged bool
+	Unchanged bool `json:"unchanged"`
 	// AppliedCount is len(Applied).
-	AppliedCount int
+	AppliedCount int `json:"applied_count"`
 }
 
 // AppliedOp reports one applied op.
