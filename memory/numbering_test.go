@@ -1,0 +1,724 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha3"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/store/storetest"
+	"github.com/dgraph-io/badger/v4"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// TestEventHashGolden pins the event record bytes and the event hash (SPEC §10). These
+// values are frozen: anchors commit to them. The hashes were checked against an independent
+// implementation (Python's hashlib.sha3_256 over "CM_MEMORY_EVENT_V1" + the record bytes).
+func TestEventHashGolden(t *testing.T) {
+	created := time.Date(2026, 11, 29, 21, 0, 0, 123456789, time.UTC) // ms are truncated
+	cases := []struct {
+		name        string
+		number      uint64
+		project     string
+		contentHash string
+		createdAt   time.Time
+		origin      string
+		record      string // the exact bytes hashed after the domain
+		hash        string
+	}{
+		{
+			name:   "plain",
+			number: 42, project: "crow", contentHash: ContentHash("remember the milk"),
+			createdAt: created, origin: "inst-home",
+			record: `{"content_hash":"0057061a4f16934b96f73f579167f795c4d4c20d8c501fc495197c550af51110",` +
+				`"created_at":"2026-11-29T21:00:00.123Z","number":42,"origin":"inst-home","project":"crow"}`,
+			hash: "0x625bacb9d4ff50497860892a9553810df1227900ffe5137dc147404bded46633",
+		},
+		{
+			// Escapes: only ", \ and controls; <, &, é and U+2028 stay UTF-8; the time is
+			// converted to UTC; invalid UTF-8 becomes U+FFFD. The project's bytes in the
+			// record are: 61 5c 22 62 5c 5c 63 5c 6e 5c 74 5c 75 30 30 30 31 3c 26 c3 a9
+			// e2 80 a8 ef bf bd (a\"b\\c\n\t\u0001<&é U+2028 U+FFFD).
+			name:   "escapes",
+			number: 1, project: "a\"b\\c\n\t\x01<&é\u2028\xff", contentHash: "",
+			createdAt: time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("CET", 3600)),
+			origin:    "sat/1",
+			record: "{\"content_hash\":\"\",\"created_at\":\"2026-01-02T02:04:05.006Z\",\"number\":1," +
+				"\"origin\":\"sat/1\",\"project\":\"a\\\"b\\\\c\\n\\t\\u0001<&é\u2028\ufffd\"}",
+			hash: "0x73c96d945337374e75962e6774b9afbc5103a2446536992c0cf684c9695d69de",
+		},
+	}
+	for _, c := range cases {
+		rec := eventRecord(c.number, c.project, c.contentHash, c.createdAt, c.origin)
+		if string(rec) != c.record {
+			t.Errorf("%s: record\n got %s\nwant %s", c.name, rec, c.record)
+		}
+		got := EventHash(c.number, c.project, c.contentHash, c.createdAt, c.origin)
+		if got != c.hash {
+			t.Errorf("%s: hash %s, want %s", c.name, got, c.hash)
+		}
+		// The definition, spelled out: SHA3-256 over the domain then the record.
+		sum := sha3.Sum256(append([]byte("CM_MEMORY_EVENT_V1"), c.record...))
+		if want := "0x" + hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("%s: hash %s, SHA3-256(domain ‖ record) %s", c.name, got, want)
+		}
+	}
+}
+
+// TestEventRecordMatchesSortedJSON checks the canonical record against an independent
+// encoder (encoding/json sorts map keys) on inputs where the two agree.
+func TestEventRecordMatchesSortedJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		project := fmt.Sprintf("p%d-é<%c>", r.Uint32(), rune(0x20+r.IntN(0x5f)))
+		hash := ContentHash(project)
+		at := time.UnixMilli(r.Int64N(4e12)).UTC()
+		origin := fmt.Sprint("inst-", r.Uint64())
+		num := r.Uint64N(1 << 53)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]any{"number": num, "project": project, "content_hash": hash,
+			"created_at": at.Format("2006-01-02T15:04:05.000Z"), "origin": origin}); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := eventRecord(num, project, hash, at, origin); !bytes.Equal(got, want) {
+			t.Fatalf("record\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// numbererRun is a Numberer serving in the background.
+type numbererRun struct {
+	n      *Numberer
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // Serve's result, set when done is closed
+}
+
+// startNumberer runs a new Numberer on env (with hook, which may be nil) until stop.
+func startNumberer(t testing.TB, env *storetest.Env, hook func(string) error) *numbererRun {
+	t.Helper()
+	n := NewNumberer(env.DB, env.Writer, quiet)
+	n.hook = hook
+	return runNumberer(t, n)
+}
+
+// runNumberer serves n in the background until stop.
+func runNumberer(t testing.TB, n *Numberer) *numbererRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &numbererRun{n: n, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = n.Serve(ctx)
+	}()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels Serve and returns its result.
+func (r *numbererRun) stop() error {
+	r.cancel()
+	<-r.done
+	return r.err
+}
+
+// addReplicated writes a memory created on instance origin at created the way the apply
+// loop does (a TxnBatch in the caller's transaction) and returns its id.
+func addReplicated(t testing.TB, db *store.DB, origin string, created time.Time, content string) string {
+	t.Helper()
+	created = created.UTC().Truncate(time.Millisecond)
+	d := rowData{ID: newID(created), Project: "sat", Content: content, ContentHash: ContentHash(content),
+		Category: DefaultCategory, Importance: 5, Tags: []string{}, Source: SourceMCP, Origin: origin,
+		CreatedAt: created, UpdatedAt: created}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(txn *badger.Txn) error {
+		b, err := db.BeginBatch(txn)
+		if err != nil {
+			return err
+		}
+		lam := b.ObserveLamport(7)
+		if _, err := b.PutRow(&store.Row{RowID: d.ID, Table: store.TableMemories, Data: data, LamportTS: lam,
+			InstanceID: origin, VV: store.VV{origin: 1}, UpdatedAt: created.Truncate(time.Second)}); err != nil {
+			return err
+		}
+		return b.Flush()
+	}
+	for range 100 { // the apply loop retries conflicts with the Writer too
+		if err = db.Update(put); !errors.Is(err, badger.ErrConflict) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.ID
+}
+
+// numbersIn returns every memory_numbers row by memory id.
+func numbersIn(t testing.TB, db *store.DB) map[string]numberRow {
+	t.Helper()
+	out := map[string]numberRow{}
+	err := db.View(func(txn *badger.Txn) error {
+		return db.ScanTxn(txn, store.TableMemoryNumbers, func(r *store.Row) error {
+			var nr numberRow
+			if err := json.Unmarshal(r.Data, &nr); err != nil {
+				return err
+			}
+			out[r.RowID] = nr
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// memoriesIn returns every memory row's data (live or not) by id, and the live ids in id order.
+func memoriesIn(t testing.TB, db *store.DB) (map[string]rowData, []string) {
+	t.Helper()
+	all := map[string]rowData{}
+	var live []string
+	err := db.View(func(txn *badger.Txn) error {
+		return db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+			var d rowData
+			if err := json.Unmarshal(r.Data, &d); err != nil {
+				return err
+			}
+			all[r.RowID] = d
+			if !r.Deleted {
+				live = append(live, r.RowID)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all, live
+}
+
+// checkNumbers checks that the numbers assigned are exactly 1..N, each once, each on an
+// existing memory with the right event hash, and returns them.
+func checkNumbers(t testing.TB, db *store.DB) map[string]numberRow {
+	t.Helper()
+	nums := numbersIn(t, db)
+	mems, _ := memoriesIn(t, db)
+	seen := make([]bool, len(nums)+1)
+	for id, nr := range nums {
+		if nr.Number == 0 || nr.Number > uint64(len(nums)) || seen[nr.Number] {
+			t.Fatalf("memory %s has number %d: numbers are not exactly 1..%d once each", id, nr.Number, len(nums))
+		}
+		seen[nr.Number] = true
+		d, ok := mems[id]
+		if !ok {
+			t.Fatalf("number %d given to missing memory %s", nr.Number, id)
+		}
+		if want := EventHash(nr.Number, d.Project, d.ContentHash, d.CreatedAt, d.Origin); nr.EventHash != want {
+			t.Fatalf("memory %s #%d: event hash %s, want %s", id, nr.Number, nr.EventHash, want)
+		}
+	}
+	return nums
+}
+
+// waitNumbered waits until want memories are numbered.
+func waitNumbered(t testing.TB, db *store.DB, want int) map[string]numberRow {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nums := numbersIn(t, db)
+		if len(nums) >= want {
+			if len(nums) > want {
+				t.Fatalf("%d memories numbered, want %d", len(nums), want)
+			}
+			return nums
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d memories numbered", len(nums), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// add adds a memory through the service.
+func add(t testing.TB, s *Service, content string) Memory {
+	t.Helper()
+	m, err := s.Add(context.Background(), CreateInput{Content: content, Project: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestNumbersLocalWritesInOrder(t *testing.T) {
+	s, env := newService(t)
+	startNumberer(t, env, nil)
+	var ids []string
+	for i := range 60 {
+		ids = append(ids, add(t, s, fmt.Sprint("memory ", i)).ID)
+	}
+	nums := waitNumbered(t, env.DB, 60)
+	checkNumbers(t, env.DB)
+	for i, id := range ids {
+		if nums[id].Number != uint64(i+1) {
+			t.Fatalf("memory %d (%s) got #%d", i, id, nums[id].Number)
+		}
+	}
+	m, err := s.Get(context.Background(), ids[6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := EventHash(7, m.Project, m.ContentHash, m.CreatedAt, "inst-test")
+	if m.Number == nil || *m.Number != 7 || m.EventHash == nil || *m.EventHash != want {
+		t.Fatalf("Get: number %v event hash %v, want 7 %s", m.Number, m.EventHash, want)
+	}
+	page, err := s.List(context.Background(), ListOptions{Oldest: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range page.Memories {
+		if m.Number == nil || m.EventHash == nil {
+			t.Fatalf("List: %s without number", m.ID)
+		}
+	}
+}
+
+// TestNumbersReplicatedRowsInArrivalOrder: memories the apply loop writes are numbered with
+// the local ones, in the order they reach home, not by creation time.
+func TestNumbersReplicatedRowsInArrivalOrder(t *testing.T) {
+	s, env := newService(t)
+	startNumberer(t, env, nil)
+	old := time.Now().Add(-time.Hour)
+	var order []string
+	for i := range 20 {
+		order = append(order, add(t, s, fmt.Sprint("local ", i)).ID)
+		// Created an hour ago on a satellite: its id sorts before every local one.
+		order = append(order, addReplicated(t, env.DB, "sat-1", old.Add(time.Duration(i)*time.Second), fmt.Sprint("remote ", i)))
+	}
+	nums := waitNumbered(t, env.DB, len(order))
+	checkNumbers(t, env.DB)
+	for i, id := range order {
+		if nums[id].Number != uint64(i+1) {
+			t.Fatalf("arrival %d (%s) got #%d", i, id, nums[id].Number)
+		}
+	}
+	m, err := s.Get(context.Background(), order[1])
+	if err != nil || m.Origin != "sat-1" || m.Number == nil || *m.Number != 2 ||
+		*m.EventHash != EventHash(2, "sat", m.ContentHash, m.CreatedAt, "sat-1") {
+		t.Fatalf("replicated memory %+v %v", m, err)
+	}
+}
+
+// TestNoPositionFollowsUnprunedQueue: on a database whose queue was never pruned, the first
+// start numbers by arrival too (no backfill is needed).
+func TestNoPositionFollowsUnprunedQueue(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	s := NewService(env.DB, env.Writer, nil, Options{})
+	a := add(t, s, "first to arrive").ID
+	b := addReplicated(t, env.DB, "sat-1", time.Now().Add(-time.Hour), "older, arrived second")
+	startNumberer(t, env, nil)
+	nums := waitNumbered(t, env.DB, 2)
+	if nums[a].Number != 1 || nums[b].Number != 2 {
+		t.Fatalf("numbers %+v", nums)
+	}
+}
+
+func TestRestartNoGapNoDuplicate(t *testing.T) {
+	s, env := newService(t)
+	r := startNumberer(t, env, nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				add(t, s, fmt.Sprint("g", g, " memory ", i))
+			}
+		})
+	}
+	for len(numbersIn(t, env.DB)) < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	checkNumbers(t, env.DB)
+	for i := range 100 { // while no numberer runs
+		add(t, s, fmt.Sprint("offline ", i))
+	}
+	startNumberer(t, env, nil)
+	for i := range 100 {
+		add(t, s, fmt.Sprint("after ", i))
+	}
+	waitNumbered(t, env.DB, 8*40+200)
+	checkNumbers(t, env.DB)
+}
+
+var errCrash = errors.New("simulated crash")
+
+// TestCrashAtRandomPoints stops the numberer 20 times at random points (a hook failing at a
+// random step, assign, after-write or backfill point, or a cancel at a random time) while
+// local and replicated memories arrive and the search indexer prunes the queue; some rounds
+// start from a pruned queue without a position (backfill). After every stop the numbers are
+// exactly 1..M, and at the end exactly 1..N over all memories.
+func TestCrashAtRandomPoints(t *testing.T) {
+	s, env := newService(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	total := 0
+	points := map[string]int{}
+	for round := range 20 {
+		backfill := round > 0 && r.IntN(4) == 0
+		if backfill {
+			// Lose the position and let the queue be pruned: this start backfills.
+			if err := env.DB.DropConsumer(numbererConsumer); err != nil {
+				t.Fatal(err)
+			}
+			head, _ := env.DB.QueueHead()
+			if err := env.DB.PruneQueue(head); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Crash at the k-th call of one hook point, or cancel at a random time.
+		crashPoints := []string{"step", "assign", "written"}
+		crashPoint, crashAt := crashPoints[r.IntN(len(crashPoints))], int64(1+r.IntN(3))
+		if backfill && r.IntN(2) == 0 {
+			crashPoint, crashAt = "backfilled", 1 // once per start
+		}
+		byHook := r.IntN(4) > 0
+		var calls atomic.Int64
+		var crashedAt atomic.Value
+		hook := func(point string) error {
+			if byHook && point == crashPoint && calls.Add(1) == crashAt {
+				crashedAt.Store(point)
+				return errCrash
+			}
+			return nil
+		}
+		run := startNumberer(t, env, hook)
+		n := 20 + r.IntN(60)
+		total += n
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := g; i < n; i += 4 {
+					if i%3 == 0 {
+						addReplicated(t, env.DB, "sat-1", time.Now().Add(-time.Minute), fmt.Sprint("r", round, "-", i))
+					} else {
+						add(t, s, fmt.Sprint("r", round, "-", i))
+					}
+				}
+			})
+		}
+		if !byHook {
+			time.Sleep(time.Duration(r.IntN(20_000)) * time.Microsecond)
+			if err := run.stop(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		if byHook {
+			select {
+			case <-run.done:
+			case <-time.After(200 * time.Millisecond): // caught up before crashAt
+			}
+			if err := run.stop(); err != nil && !errors.Is(err, errCrash) {
+				t.Fatal(err)
+			}
+		}
+		switch p, ok := crashedAt.Load().(string); {
+		case ok:
+			points[p]++
+		case byHook:
+			points["caught up first"]++
+		default:
+			points["cancel"]++
+		}
+		checkNumbers(t, env.DB)
+	}
+	t.Logf("stops by point: %v", points)
+	startNumberer(t, env, nil)
+	waitNumbered(t, env.DB, total)
+	nums := checkNumbers(t, env.DB)
+	_, live := memoriesIn(t, env.DB)
+	if len(live) != total || len(nums) != total {
+		t.Fatalf("%d live memories, %d numbers, want %d", len(live), len(nums), total)
+	}
+}
+
+// waitPruned waits until the search indexer has pruned the queue up to seq.
+func waitPruned(t testing.TB, db *store.DB, seq uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var first uint64
+		err := db.View(func(txn *badger.Txn) error {
+			return db.ScanQueueTxn(txn, 0, 1, func(e store.QueueEntry) error { first = e.Seq; return nil })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == 0 || first > seq {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue still starts at %d, want it pruned up to %d", first, seq)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPreExistingDatabase: the numberer's first start on a database whose queue the indexer
+// has already pruned numbers the live memories in creation (row id) order, skipping the
+// deleted ones, then follows the queue.
+func TestPreExistingDatabase(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	var deleted []string
+	for i := range 30 {
+		id := add(t, s, fmt.Sprint("local ", i)).ID
+		addReplicated(t, env.DB, "sat-1", time.Now().Add(-time.Duration(i)*time.Minute), fmt.Sprint("remote ", i))
+		if i%6 == 0 {
+			if err := s.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			deleted = append(deleted, id)
+		}
+	}
+	if _, err := s.Search(ctx, SearchOptions{}); err != nil { // waits for the indexer
+		t.Fatal(err)
+	}
+	head, _ := env.DB.QueueHead()
+	waitPruned(t, env.DB, head)
+	if _, ok, _ := env.DB.ConsumerPos(numbererConsumer); ok {
+		t.Fatal("numberer registered before it ran")
+	}
+
+	startNumberer(t, env, nil)
+	nums := waitNumbered(t, env.DB, 60-len(deleted))
+	checkNumbers(t, env.DB)
+	_, live := memoriesIn(t, env.DB)
+	for i, id := range live {
+		if nums[id].Number != uint64(i+1) {
+			t.Fatalf("live memory %d in id order (%s) got #%d", i, id, nums[id].Number)
+		}
+	}
+	for _, id := range deleted {
+		if _, ok := nums[id]; ok {
+			t.Fatalf("deleted memory %s numbered", id)
+		}
+	}
+	if pos, ok, err := env.DB.ConsumerPos(numbererConsumer); !ok || err != nil || pos < head {
+		t.Fatalf("position %d %v %v, want ≥ %d", pos, ok, err, head)
+	}
+	next := add(t, s, "after the backfill").ID
+	nums = waitNumbered(t, env.DB, 61-len(deleted))
+	if nums[next].Number != uint64(61-len(deleted)) {
+		t.Fatalf("new memory got #%d", nums[next].Number)
+	}
+}
+
+// TestIndexerPruneWhileNumbererLags: while the numberer is held up, the indexer indexes and
+// prunes, but not past the numberer's position; released, the numberer numbers everything.
+func TestIndexerPruneWhileNumbererLags(t *testing.T) {
+	s, env := newService(t)
+	var held atomic.Bool
+	gate := make(chan struct{})
+	startNumberer(t, env, func(point string) error {
+		if point == "step" && held.Load() {
+			<-gate
+		}
+		return nil
+	})
+	for i := range 100 {
+		add(t, s, fmt.Sprint("early ", i))
+	}
+	waitNumbered(t, env.DB, 100)
+	// Wait until the numberer is idle with its position stored.
+	head, _ := env.DB.QueueHead()
+	for {
+		pos, _, err := env.DB.ConsumerPos(numbererConsumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos == head {
+			break
+		}
+		time.Sleep(time.Millisecond)
+		head, _ = env.DB.QueueHead()
+	}
+	held.Store(true)
+	pos := head
+	for i := range 500 {
+		if i%4 == 0 {
+			addReplicated(t, env.DB, "sat-2", time.Now(), fmt.Sprint("late remote ", i))
+		} else {
+			add(t, s, fmt.Sprint("late ", i))
+		}
+	}
+	if _, err := s.Search(context.Background(), SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPruned(t, env.DB, pos) // the indexer pruned what both have consumed …
+	head, _ = env.DB.QueueHead()
+	var left []uint64
+	err := env.DB.View(func(txn *badger.Txn) error {
+		return env.DB.ScanQueueTxn(txn, 0, 0, func(e store.QueueEntry) error { left = append(left, e.Seq); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// … and nothing the numberer has not.
+	if uint64(len(left)) != head-pos || left[0] != pos+1 {
+		t.Fatalf("queue holds %d entries from %v, want %d from %d", len(left), left[:1], head-pos, pos+1)
+	}
+	if got := len(numbersIn(t, env.DB)); got != 100 {
+		t.Fatalf("%d numbered while held", got)
+	}
+	held.Store(false)
+	close(gate)
+	waitNumbered(t, env.DB, 600)
+	checkNumbers(t, env.DB)
+}
+
+// TestDeletedMemories: a memory deleted before home numbered it gets no number; a numbered
+// memory that is deleted keeps its number, which is never reused.
+func TestDeletedMemories(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	a := add(t, s, "deleted before numbering").ID
+	b := add(t, s, "numbered, then deleted").ID
+	if err := s.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	c := add(t, s, "numbered").ID
+	startNumberer(t, env, nil)
+	nums := waitNumbered(t, env.DB, 2)
+	if _, ok := nums[a]; ok || nums[b].Number != 1 || nums[c].Number != 2 {
+		t.Fatalf("numbers %+v", nums)
+	}
+	if err := s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	d := add(t, s, "after the delete").ID
+	nums = waitNumbered(t, env.DB, 3)
+	if nums[b].Number != 1 || nums[d].Number != 3 {
+		t.Fatalf("numbers after delete %+v", nums)
+	}
+	checkNumbers(t, env.DB)
+}
+
+// TestAlreadyNumberedUnderneath: a memory_numbers row that appears between the numberer's
+// read and its write (ErrExists) is kept; the numberer re-reads, skips that memory and goes
+// on after the highest number, without a duplicate.
+func TestAlreadyNumberedUnderneath(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	s := NewService(env.DB, env.Writer, nil, Options{})
+	x := add(t, s, "numbered underneath").ID
+	y := add(t, s, "numbered by the numberer").ID
+	var once sync.Once
+	startNumberer(t, env, func(point string) error {
+		if point != "assign" {
+			return nil
+		}
+		var err error
+		once.Do(func() {
+			_, err = env.Writer.Write(context.Background(), store.Mutation{Table: store.TableMemoryNumbers,
+				RowID: x, Op: store.OpInsert, Data: json.RawMessage(`{"number":1000,"event_hash":"0x00"}`)})
+		})
+		return err
+	})
+	nums := waitNumbered(t, env.DB, 2)
+	if nums[x].Number != 1000 || nums[y].Number != 1001 {
+		t.Fatalf("numbers %+v", nums)
+	}
+}
+
+func TestOneNumbererPerDB(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	serving := make(chan struct{})
+	var once sync.Once
+	startNumberer(t, env, func(string) error { once.Do(func() { close(serving) }); return nil })
+	<-serving
+	err := NewNumberer(env.DB, env.Writer, quiet).Serve(context.Background())
+	if !errors.Is(err, ErrNumbererRunning) {
+		t.Fatalf("second numberer: %v", err)
+	}
+}
+
+// BenchmarkNumberer100k measures how fast home numbers 100k memories that are already
+// stored: following the change queue, and backfilling when the queue was pruned.
+func BenchmarkNumberer100k(b *testing.B) {
+	const count = 100_000
+	for _, mode := range []string{"queue", "backfill"} {
+		b.Run(mode, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				b.StopTimer()
+				env := storetest.Start(b, b.TempDir())
+				now := time.Now().UTC().Truncate(time.Millisecond)
+				muts := make([]store.Mutation, 0, 256)
+				for i := range count {
+					d := rowData{ID: newID(now), Project: "bench", Content: fmt.Sprint("memory ", i),
+						Category: DefaultCategory, Importance: 5, Tags: []string{}, Source: SourceAPI,
+						Origin: "inst-test", CreatedAt: now, UpdatedAt: now}
+					d.ContentHash = ContentHash(d.Content)
+					data, _ := json.Marshal(d)
+					muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: store.OpInsert, Data: data})
+					if len(muts) == cap(muts) || i == count-1 {
+						if _, err := env.Writer.Write(context.Background(), muts...); err != nil {
+							b.Fatal(err)
+						}
+						muts = muts[:0]
+					}
+				}
+				if mode == "backfill" {
+					head, _ := env.DB.QueueHead()
+					if err := env.DB.PruneQueue(head); err != nil {
+						b.Fatal(err)
+					}
+				}
+				done := make(chan struct{})
+				n := NewNumberer(env.DB, env.Writer, quiet)
+				var once sync.Once
+				n.hook = func(string) error { // runs in Serve's goroutine
+					if n.next > count {
+						once.Do(func() { close(done) })
+					}
+					return nil
+				}
+				b.StartTimer()
+				start := time.Now()
+				run := runNumberer(b, n)
+				<-done
+				total += time.Since(start)
+				b.StopTimer()
+				if err := run.stop(); err != nil {
+					b.Fatal(err)
+				}
+				if got := len(numbersIn(b, env.DB)); got != count {
+					b.Fatalf("%d numbered", got)
+				}
+				env.Close()
+			}
+			b.ReportMetric(float64(count*b.N)/total.Seconds(), "memories/s")
+		})
+	}
+}
