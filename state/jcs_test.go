@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // TestCanonicalJSONRFC8785 runs the examples of RFC 8785 that apply to a JCS limited to
@@ -53,11 +57,34 @@ func TestCanonicalJSONRFC8785(t *testing.T) {
 		// Structure and whitespace.
 		{"empty object", ` { } `, `{}`},
 		{"empty array", "[\n]", `[]`},
+		{"deep", strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth), strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)},
 		{"nested", `{"b":[1,{"z":null,"a":[]}],"a":{"y":true,"x":"x"}}`, `{"a":{"x":"x","y":true},"b":[1,{"a":[],"z":null}]}`},
 		// Escaping: only " \ and U+0000–U+001F; DEL, U+2028, <, >, & and / stay as they are.
 		{"controls", `"\u0000\u0008\u0009\u000a\u000b\u000c\u000d\u001f\u007f"`, "\"\\u0000\\b\\t\\n\\u000b\\f\\r\\u001f\u007f\""},
 		{"no HTML escaping", `"<a href='x'>&amp;</a>\u2028\u2029\/"`, "\"<a href='x'>&amp;</a>\u2028\u2029/\""},
+		// Escapes and surrogates.
+		{"surrogate pair escape", `"\ud83d\ude00\u00e9\/"`, `"😀é/"`},
+		{"uppercase hex escape", `"\u00C9"`, `"É"`},
+		{"lone high surrogate", `"\ud83d"`, ""},
+		{"lone high surrogate then text", `"\ud83dx"`, ""},
+		{"high surrogate then non-surrogate", `"\ud83d\u0041"`, ""},
+		{"lone low surrogate", `"\ude00"`, ""},
+		{"invalid UTF-8", "\"\xff\"", ""},
+		{"raw control character", "\"a\nb\"", ""},
+		{"bad escape", `"\x"`, ""},
+		{"short escape", `"\u12"`, ""},
 		// Refused input.
+		{"leading zero", `01`, ""},
+		{"lone minus", `-`, ""},
+		{"no fraction digits", `1.`, ""},
+		{"no exponent digits", `1e`, ""},
+		{"plus sign", `+1`, ""},
+		{"bad literal", `nul`, ""},
+		{"unterminated array", `[1`, ""},
+		{"missing comma", `[1 2]`, ""},
+		{"unterminated object", `{"a":1`, ""},
+		{"member name not a string", `{a:1}`, ""},
+		{"too deep", strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), ""},
 		{"duplicate member", `{"a":1,"a":1}`, ""},
 		{"trailing data", `{} {}`, ""},
 		{"invalid", `{"a":}`, ""},
@@ -127,5 +154,27 @@ func TestHashRefusesNonCanonicalState(t *testing.T) {
 	s := State{Decisions: []Decision{{ID: "dec_0001", Provenance: Provenance{EvidenceMemoryIDs: MemoryIDs{1 << 60}}}}}
 	if _, err := Hash(s); !errors.Is(err, ErrNotCanonicalizable) {
 		t.Fatalf("Hash of a state with memory number 2^60: %v", err)
+	}
+}
+
+// TestCompareUTF16 checks the member order against a naive one: compare the UTF-16
+// encodings.
+func TestCompareUTF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []rune{'a', 'B', 0x7f, 0x80, 0xf6, 0x20ac, 0xd7ff, 0xe000, 0xfb33, 0xffff, 0x10000, 0x1f600, 0x10ffff}
+	str := func() string {
+		var rs []rune
+		for range r.IntN(4) {
+			rs = append(rs, alphabet[r.IntN(len(alphabet))])
+		}
+		return string(rs)
+	}
+	sign := func(n int) int { return min(max(n, -1), 1) }
+	for range 20000 {
+		a, b := str(), str()
+		want := slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		if got := sign(compareUTF16(a, b)); got != want {
+			t.Fatalf("compareUTF16(%q, %q) = %d, want %d", a, b, got, want)
+		}
 	}
 }

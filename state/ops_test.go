@@ -60,10 +60,8 @@ func expect(cond bool, format string, args ...any) any {
 	return fmt.Sprintf(format, args...)
 }
 
-// TestOps applies each case's op on the base version: a valid op must give version 2 with
-// the expected change; an invalid one must be rejected with the expected reason.
-func TestOps(t *testing.T) {
-	base := baseVersion(t)
+// opCases are the table of TestOps; the fuzz targets start from them too.
+func opCases() []opCase {
 	long := func(n int) string { return strings.Repeat("é", n) }
 	many := func(n int) string {
 		ids := make([]string, n)
@@ -72,7 +70,7 @@ func TestOps(t *testing.T) {
 		}
 		return "[" + strings.Join(ids, ",") + "]"
 	}
-	cases := []opCase{
+	return []opCase{
 		// Decoding, shared by every op.
 		{name: "not an object", op: `[1]`, err: "op must be a JSON object"},
 		{name: "a string", op: `"add_decision"`, err: "op must be a JSON object"},
@@ -346,6 +344,13 @@ func TestOps(t *testing.T) {
 		{name: "set_metric long unit", op: `{"op":"set_metric","name":"x","value":"1","unit":"` + long(33) + `","evidence_memory_ids":[26]}`, err: "unit is 33 characters long; at most 32"},
 		{name: "set_metric no evidence", op: `{"op":"set_metric","name":"x","value":"1"}`, err: "evidence_memory_ids is missing or empty"},
 	}
+}
+
+// TestOps applies each case's op on the base version: a valid op must give version 2 with
+// the expected change; an invalid one must be rejected with the expected reason.
+func TestOps(t *testing.T) {
+	base := baseVersion(t)
+	cases := opCases()
 	seen := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
