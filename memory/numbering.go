@@ -22,9 +22,12 @@ import (
 // id, data {"number":N,"event_hash":"0x…"}), written through the ordinary store.Writer so
 // the assignment is in home's feed and replicates to every instance.
 
+// NumbererConsumer is the Numberer's name as a store queue consumer. Its position holds back
+// the pruning of the q/ queue, so an instance that is not (or no longer) home, and runs no
+// Numberer, drops it: db.DropConsumer(NumbererConsumer).
+const NumbererConsumer = "memory-numbers"
+
 const (
-	// numbererConsumer is the Numberer's name as a store queue consumer.
-	numbererConsumer = "memory-numbers"
 	// numberBatch caps the assignments written by one Writer.Write call.
 	numberBatch = 256
 	// queueScan caps the q/ entries read per step.
@@ -151,15 +154,12 @@ func (n *Numberer) Serve(ctx context.Context) error {
 			}
 			continue
 		}
-		if busy {
-			if n.pos-n.saved < savePosEvery {
+		if !busy || n.pos-n.saved >= savePosEvery {
+			if err := n.savePos(); err != nil {
+				n.log.Error("saving the numbering position", "err", err)
+				n.ready = false
 				continue
 			}
-		}
-		if err := n.savePos(); err != nil {
-			n.log.Error("saving the numbering position", "err", err)
-			n.ready = false
-			continue
 		}
 		if busy {
 			continue
@@ -184,20 +184,19 @@ func (n *Numberer) step(ctx context.Context) (bool, error) {
 	if err := n.at("step"); err != nil {
 		return false, err
 	}
-	as, last, head, gap, err := n.readQueue()
-	if err != nil {
+	q, err := n.readQueue()
+	switch {
+	case err != nil:
 		return false, err
-	}
-	if gap {
-		return true, n.backfill(ctx, head)
-	}
-	if last == 0 {
+	case q.gap:
+		return true, n.backfill(ctx, q.head)
+	case q.last == 0:
 		return false, nil
 	}
-	if err := n.assign(ctx, as); err != nil {
+	if err := n.assign(ctx, q.todo); err != nil {
 		return false, err
 	}
-	n.pos = last
+	n.pos = q.last
 	return true, nil
 }
 
@@ -208,12 +207,12 @@ func (n *Numberer) recover() error {
 	if err != nil {
 		return err
 	}
-	pos, ok, err := n.db.ConsumerPos(numbererConsumer)
+	pos, ok, err := n.db.ConsumerPos(NumbererConsumer)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if err := n.db.SetConsumerPos(numbererConsumer, 0); err != nil {
+		if err := n.db.SetConsumerPos(NumbererConsumer, 0); err != nil {
 			return err
 		}
 	}
@@ -245,7 +244,7 @@ func (n *Numberer) savePos() error {
 	if n.pos == n.saved {
 		return nil
 	}
-	if err := n.db.SetConsumerPos(numbererConsumer, n.pos); err != nil {
+	if err := n.db.SetConsumerPos(NumbererConsumer, n.pos); err != nil {
 		return err
 	}
 	n.saved = n.pos
@@ -263,22 +262,29 @@ type assignment struct {
 
 var errBatchFull = errors.New("batch full")
 
-// readQueue reads q/ entries after the position at one snapshot and returns the memories to
-// number (at most numberBatch), the seq of the last entry read (0: none), the queue head,
-// and whether the entry after the position has been pruned (gap; nothing else is returned).
-func (n *Numberer) readQueue() (as []assignment, last, head uint64, gap bool, err error) {
-	err = n.db.View(func(txn *badger.Txn) error {
+// queueRead is what readQueue found after the position.
+type queueRead struct {
+	todo []assignment // memories to number, in queue order (at most numberBatch)
+	last uint64       // seq of the last entry read; 0: none
+	head uint64       // the queue head at the snapshot
+	gap  bool         // the entry after the position is pruned (todo and last are unset)
+}
+
+// readQueue reads the q/ entries after the position at one snapshot.
+func (n *Numberer) readQueue() (queueRead, error) {
+	var q queueRead
+	err := n.db.View(func(txn *badger.Txn) error {
 		var err error
-		if head, err = n.db.QueueSeqTxn(txn); err != nil || head <= n.pos {
+		if q.head, err = n.db.QueueSeqTxn(txn); err != nil || q.head <= n.pos {
 			return err
 		}
 		seen := map[string]bool{}
 		err = n.db.ScanQueueTxn(txn, n.pos+1, queueScan, func(e store.QueueEntry) error {
-			if last == 0 && e.Seq != n.pos+1 {
-				gap = true
+			if q.last == 0 && e.Seq != n.pos+1 {
+				q.gap = true
 				return errBatchFull
 			}
-			last = e.Seq
+			q.last = e.Seq
 			if e.Table != store.TableMemories || seen[e.RowID] {
 				return nil
 			}
@@ -287,7 +293,7 @@ func (n *Numberer) readQueue() (as []assignment, last, head uint64, gap bool, er
 			if err != nil || !ok {
 				return err
 			}
-			if as = append(as, a); len(as) == numberBatch {
+			if q.todo = append(q.todo, a); len(q.todo) == numberBatch {
 				return errBatchFull
 			}
 			return nil
@@ -295,18 +301,18 @@ func (n *Numberer) readQueue() (as []assignment, last, head uint64, gap bool, er
 		if errors.Is(err, errBatchFull) {
 			err = nil
 		}
-		if err == nil && last == 0 {
-			gap = true // head is past the position, but no entry is left after it
+		if err == nil && q.last == 0 {
+			q.gap = true // head is past the position, but no entry is left after it
 		}
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, false, fmt.Errorf("reading the change queue after %d: %w", n.pos, err)
+		return queueRead{}, fmt.Errorf("reading the change queue after %d: %w", n.pos, err)
 	}
-	if gap {
-		return nil, 0, head, true, nil
+	if q.gap {
+		return queueRead{head: q.head, gap: true}, nil
 	}
-	return as, last, head, false, nil
+	return q, nil
 }
 
 // candidateTxn returns the assignment for memory id if it is live and not numbered. row, if

@@ -388,7 +388,7 @@ func TestCrashAtRandomPoints(t *testing.T) {
 		backfill := round > 0 && r.IntN(4) == 0
 		if backfill {
 			// Lose the position and let the queue be pruned: this start backfills.
-			if err := env.DB.DropConsumer(numbererConsumer); err != nil {
+			if err := env.DB.DropConsumer(NumbererConsumer); err != nil {
 				t.Fatal(err)
 			}
 			head, _ := env.DB.QueueHead()
@@ -507,7 +507,7 @@ func TestPreExistingDatabase(t *testing.T) {
 	}
 	head, _ := env.DB.QueueHead()
 	waitPruned(t, env.DB, head)
-	if _, ok, _ := env.DB.ConsumerPos(numbererConsumer); ok {
+	if _, ok, _ := env.DB.ConsumerPos(NumbererConsumer); ok {
 		t.Fatal("numberer registered before it ran")
 	}
 
@@ -525,7 +525,7 @@ func TestPreExistingDatabase(t *testing.T) {
 			t.Fatalf("deleted memory %s numbered", id)
 		}
 	}
-	if pos, ok, err := env.DB.ConsumerPos(numbererConsumer); !ok || err != nil || pos < head {
+	if pos, ok, err := env.DB.ConsumerPos(NumbererConsumer); !ok || err != nil || pos < head {
 		t.Fatalf("position %d %v %v, want ≥ %d", pos, ok, err, head)
 	}
 	next := add(t, s, "after the backfill").ID
@@ -554,7 +554,7 @@ func TestIndexerPruneWhileNumbererLags(t *testing.T) {
 	// Wait until the numberer is idle with its position stored.
 	head, _ := env.DB.QueueHead()
 	for {
-		pos, _, err := env.DB.ConsumerPos(numbererConsumer)
+		pos, _, err := env.DB.ConsumerPos(NumbererConsumer)
 		if err != nil {
 			t.Fatal(err)
 		}
