@@ -22,6 +22,12 @@
 //     the event hashes of the memories it cited) and Result.Rejected ({index, op, error}).
 //
 // A replica or a third party checks a stored version with Verify and a chain with VerifyLink.
+// Apply verifies prev itself (one extra hash of the previous state) so that a damaged row is
+// never built upon.
+//
+// Evidence is the daemon's view of memories: Lookup(number) returns the memory's project and
+// event hash (ParseHash decodes the "0x…" form memory_numbers stores; EvidenceFunc adapts a
+// closure). Lookups happen only inside Apply, at most once per number per call.
 //
 // # Version (JSON)
 //
@@ -121,6 +127,16 @@
 // \u00xx), numbers as ECMAScript prints them — every number in a state is an integer below
 // 2^53, printed as plain decimal digits. Canonical returns the exact bytes; testdata/ pins a
 // state, its canonical form and its hash.
+//
+// Because a state's member names are ASCII and its numbers small integers, any JSON library
+// that sorts keys, drops whitespace and does not escape non-ASCII produces the same bytes. In
+// Python, for example:
+//
+//	c = json.dumps(state, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+//	"0x" + hashlib.sha3_256(b"CM_PROJECT_STATE_V2" + c).hexdigest()
+//
+// reproduces every state_hash in testdata/ (so does the Merkle recipe above with
+// hashlib.sha3_256).
 //
 // # Compatibility
 //

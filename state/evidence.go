@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha3"
 	"encoding/hex"
+	"fmt"
 	"slices"
 )
 
@@ -14,6 +15,12 @@ type Evidence interface {
 	// Lookup returns the memory with that number, or false if no memory has it.
 	Lookup(number uint64) (MemoryRef, bool)
 }
+
+// EvidenceFunc adapts a function to Evidence.
+type EvidenceFunc func(number uint64) (MemoryRef, bool)
+
+// Lookup calls f.
+func (f EvidenceFunc) Lookup(number uint64) (MemoryRef, bool) { return f(number) }
 
 // MemoryRef is what the builder needs to know of a cited memory.
 type MemoryRef struct {
@@ -66,3 +73,16 @@ func EvidenceRoot(hashes [][32]byte) string {
 }
 
 func hex0x(b []byte) string { return "0x" + hex.EncodeToString(b) }
+
+// ParseHash decodes a 32-byte hash written as "0x" + 64 hex digits (either case), the form
+// of event hashes, evidence roots and state hashes.
+func ParseHash(s string) ([32]byte, error) {
+	var h [32]byte
+	if len(s) != 66 || s[:2] != "0x" {
+		return h, fmt.Errorf("hash %q is not 0x and 64 hex digits", quote(s))
+	}
+	if _, err := hex.Decode(h[:], []byte(s[2:])); err != nil {
+		return h, fmt.Errorf("hash %q is not 0x and 64 hex digits", quote(s))
+	}
+	return h, nil
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha3"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -98,4 +99,44 @@ func TestEvidenceRootMatchesReference(t *testing.T) {
 			t.Fatal("EvidenceRoot modified its argument")
 		}
 	}
+}
+
+func TestParseHash(t *testing.T) {
+	h := eventHash(7)
+	for _, s := range []string{hex0x(h[:]), "0x" + strings.ToUpper(hex0x(h[:])[2:])} {
+		got, err := ParseHash(s)
+		if err != nil || got != h {
+			t.Errorf("ParseHash(%s) = %x, %v", s, got, err)
+		}
+	}
+	for _, bad := range []string{"", "0x", hex0x(h[:])[2:], hex0x(h[:31]), hex0x(h[:]) + "00", "0x" + strings.Repeat("g", 64), "0X" + hex0x(h[:])[2:]} {
+		if _, err := ParseHash(bad); err == nil {
+			t.Errorf("ParseHash(%q) accepted", bad)
+		}
+	}
+}
+
+func TestEvidenceFunc(t *testing.T) {
+	ev := EvidenceFunc(func(n uint64) (MemoryRef, bool) {
+		return MemoryRef{Number: n, Project: testProject, EventHash: eventHash(n), HasEventHash: true}, n == 3
+	})
+	v, err := applyOneWith(t, ev, `{"op":"add_risk","title":"t","severity":"low","evidence_memory_ids":[3]}`)
+	if err != "" || v.State.Risks[0].EvidenceRoot != rootOf(3) {
+		t.Fatal(err)
+	}
+	if _, err := applyOneWith(t, ev, `{"op":"add_risk","title":"t","severity":"low","evidence_memory_ids":[4]}`); err != "memory #4 does not exist" {
+		t.Fatal(err)
+	}
+}
+
+func applyOneWith(t *testing.T, ev Evidence, op string) (*Version, string) {
+	t.Helper()
+	res, err := Apply(nil, testProject, Request{Ops: raws(op), GeneratedAt: testTime}, ev, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rejected) > 0 {
+		return nil, res.Rejected[0].Error
+	}
+	return res.Version, ""
 }

@@ -400,3 +400,41 @@ func TestOps(t *testing.T) {
 		}
 	}
 }
+
+// TestGrammar pins the ops and their fields as doc.go lists them.
+func TestGrammar(t *testing.T) {
+	want := map[string]string{
+		"add_decision":          "title statement evidence_memory_ids",
+		"set_decision_status":   "id status evidence_memory_ids",
+		"supersede_decision":    "id by_id evidence_memory_ids",
+		"add_milestone":         "title status evidence_memory_ids",
+		"set_milestone_status":  "id status",
+		"add_risk":              "title severity evidence_memory_ids",
+		"set_risk_status":       "id status",
+		"set_focus":             "focus",
+		"set_phase":             "phase",
+		"add_assumption":        "title statement evidence_memory_ids",
+		"invalidate_assumption": "id evidence_memory_ids",
+		"add_open_question":     "title evidence_memory_ids",
+		"answer_open_question":  "id answer evidence_memory_ids",
+		"add_priority":          "title rank evidence_memory_ids",
+		"set_priority_status":   "id status",
+		"add_constraint":        "title statement evidence_memory_ids",
+		"remove_constraint":     "id evidence_memory_ids",
+		"set_vision":            "statement evidence_memory_ids",
+		"add_vocabulary":        "term definition evidence_memory_ids",
+		"set_metric":            "name value unit target evidence_memory_ids",
+	}
+	names := OpNames()
+	if len(names) != len(want) || !slices.IsSorted(names) {
+		t.Fatalf("OpNames() = %v", names)
+	}
+	for _, n := range names {
+		if got := strings.Join(OpFields(n), " "); got != want[n] {
+			t.Errorf("%s fields %q, want %q", n, got, want[n])
+		}
+	}
+	if OpFields("nope") != nil {
+		t.Error("OpFields of an unknown op")
+	}
+}
