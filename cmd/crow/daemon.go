@@ -226,8 +226,15 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	log.Info("crow serving", "gateway", ln.Addr().String(), "sync", host.Addrs(), "instance_id", h.InstanceID,
 		"role", h.Role, "feed_length", own.Head().Length)
 
+	// Home numbers memories (SPEC §10): one total order for every instance,
+	// replicated through the home-written memory_numbers table.
+	numbering := func(ctx context.Context) error { <-ctx.Done(); return nil }
+	if h.Role == registry.RoleHome {
+		numbering = memory.NewNumberer(db, writer, log.With("component", "numbering")).Serve
+	}
 	err = runServices(ctx, log,
 		service{"writer", writer.Serve},
+		service{"numbering", numbering},
 		service{"indexer", indexer.Serve},
 		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
 		service{"sync", node.Serve},
