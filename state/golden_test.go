@@ -47,6 +47,33 @@ func goldenState() State {
 	}
 }
 
+// goldenFirstOps are the ops of the first version of the golden chain: a frozen copy of
+// baseOps as it was when testdata/chain.json was written.
+var goldenFirstOps = []string{
+	`{"op":"add_decision","title":"PostgreSQL con RLS","statement":"La seguridad por fila","evidence_memory_ids":[2,1]}`, // dec_0001 proposed
+	`{"op":"add_decision","title":"Clique PoA","statement":"Anclaje barato","evidence_memory_ids":[3]}`,                  // dec_0002
+	`{"op":"set_decision_status","id":"dec_0002","status":"confirmed"}`,                                                  // dec_0002 confirmed
+	`{"op":"add_decision","title":"MySQL","statement":"Primera idea","evidence_memory_ids":[4]}`,                         // dec_0003
+	`{"op":"supersede_decision","id":"dec_0003","by_id":"dec_0002"}`,                                                     // dec_0003 superseded
+	`{"op":"add_milestone","title":"Schema de BD","evidence_memory_ids":[5]}`,                                            // mil_0001 planned
+	`{"op":"add_risk","title":"RLS con 100K tenants","severity":"high","evidence_memory_ids":[6]}`,                       // risk_0001 open
+	`{"op":"add_assumption","title":"Los tenants son pocos","evidence_memory_ids":[7]}`,                                  // asm_0001 holding
+	`{"op":"add_assumption","title":"Sin picos","statement":"Carga plana","evidence_memory_ids":[7]}`,                    // asm_0002
+	`{"op":"invalidate_assumption","id":"asm_0002"}`,                                                                     // asm_0002 invalidated
+	`{"op":"add_open_question","title":"¿Quién audita PCI?","evidence_memory_ids":[8]}`,                                  // oq_0001 open
+	`{"op":"add_open_question","title":"¿Qué región?","evidence_memory_ids":[8]}`,                                        // oq_0002
+	`{"op":"answer_open_question","id":"oq_0002","answer":"eu-west","evidence_memory_ids":[9]}`,                          // oq_0002 answered
+	`{"op":"add_priority","title":"PCI primero","rank":1,"evidence_memory_ids":[10]}`,                                    // pri_0001 active
+	`{"op":"add_constraint","title":"Presupuesto 500 EUR/mes","evidence_memory_ids":[11]}`,                               // con_0001 active
+	`{"op":"add_constraint","title":"Solo AWS","evidence_memory_ids":[11]}`,                                              // con_0002
+	`{"op":"remove_constraint","id":"con_0002"}`,                                                                         // con_0002 removed
+	`{"op":"set_vision","statement":"La pasarela de pagos de LATAM","evidence_memory_ids":[12]}`,                         // vis_0001 current
+	`{"op":"add_vocabulary","term":"RLS","definition":"Row level security","evidence_memory_ids":[13]}`,                  // voc_0001
+	`{"op":"set_metric","name":"latency","value":"120","unit":"ms","target":"100","evidence_memory_ids":[14]}`,           // met_0001
+	`{"op":"set_phase","phase":"beta"}`,
+	`{"op":"set_focus","focus":"Revisión PCI"}`,
+}
+
 // goldenChain runs a fixed scenario of four requests (the third applies nothing) and returns
 // each result, for testdata/chain.json.
 func goldenChain(t *testing.T) []Result {
@@ -55,7 +82,7 @@ func goldenChain(t *testing.T) []Result {
 		until uint64
 		ops   []string
 	}{
-		{14, baseOps},
+		{14, goldenFirstOps},
 		{30, []string{
 			`{"op":"add_decision","title":"Usar consenso Clique PoA","statement":"Proof of Authority da un anclaje rápido y económico","evidence_memory_ids":[12,45,67]}`,
 			`{"op":"supersede_decision","id":"dec_0001","by_id":"dec_0004","evidence_memory_ids":[67]}`,
