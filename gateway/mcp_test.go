@@ -24,6 +24,7 @@ import (
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/registry/registrytest"
 	"github.com/crow-sync/crow/search"
@@ -48,6 +49,7 @@ var allTools = []string{
 	"crow_update_memory", "crow_delete_memory", "crow_list_instances", "crow_register_instance",
 	"crow_revoke_instance", "crow_sync_status", "crow_list_sync_conflicts", "crow_sync_conflicts_keep_current",
 	"crow_sync_conflicts_restore_other", "crow_sync_conflicts_resolve_all", "crow_instance_summaries",
+	"get_project_state", "update_project_state",
 }
 
 func testSeed() identity.Seed {
@@ -61,11 +63,12 @@ func testSeed() identity.Seed {
 // gatewayEnv is a gateway over a real store, search index, memory service and
 // registry, served by httptest.
 type gatewayEnv struct {
-	url string
-	mem *memory.Service
-	reg *registry.Registry
-	db  *store.DB
-	cs  *conflicts.Store
+	url    string
+	mem    *memory.Service
+	reg    *registry.Registry
+	db     *store.DB
+	writer *store.Writer
+	cs     *conflicts.Store
 }
 
 func newGatewayEnv(tb testing.TB) *gatewayEnv {
@@ -85,8 +88,12 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 	})
 	mem := memory.NewService(senv.DB, senv.Writer, ix, memory.Options{})
 	cs := conflicts.NewStore(senv.DB, nil)
-	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer))
+	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), func(c *gateway.Config) {
+		c.DB, c.Writer = senv.DB, senv.Writer
+		c.Projects = projects.New(senv.DB, senv.Writer, true)
+	})
 	env.db = senv.DB
+	env.writer = senv.Writer
 	return env
 }
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -31,6 +33,8 @@ const (
 	toolConflictRestore  = "crow_sync_conflicts_restore_other"
 	toolConflictsResolve = "crow_sync_conflicts_resolve_all"
 	toolSummaries        = "crow_instance_summaries"
+	toolGetState         = "get_project_state"
+	toolUpdateState      = "update_project_state"
 )
 
 // Schema snippets shared by several tools.
@@ -189,6 +193,29 @@ func (s *Server) mcpTools() []mcpTool {
 			mcpOutputSchema[summariesResponse](),
 			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpInstanceSummaries},
+
+		{tool: mcp.NewTool(toolGetState,
+			mcp.WithDescription("Read a project's newest Project State (schema 2): phase, current_focus, decisions, milestones, "+
+				"risks and the other item lists, each item with its evidence_memory_ids and evidence_root, plus state_meta "+
+				"{version, consolidated_until_event, previous_state_hash} and the state_hash. Returns the version object."),
+			mcp.WithString("project", mcp.Required(), mcp.MinLength(1), mcp.Description("The project name, as in memories' project field.")),
+			mcpOutputSchema[state.Version](),
+			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpGetProjectState},
+
+		{tool: mcp.NewTool(toolUpdateState,
+			mcp.WithDescription("Consolidate a project's state: the ops are validated against a closed grammar and applied by a "+
+				"deterministic builder on top of the newest version, on the home instance (a satellite forwards the call). "+
+				"Store the memories first and cite their numbers. Invalid ops come back in rejected with the reason; "+
+				"no valid op means no new version. Returns {project, version, state_hash, unchanged, applied_count, applied, rejected}."),
+			mcp.WithString("project", mcp.Required(), mcp.MinLength(1), mcp.Description("The project name.")),
+			mcp.WithArray("ops", mcp.Required(), mcp.MinItems(1), mcp.MaxItems(100), mcp.Items(map[string]any{"type": "object"}),
+				mcp.Description(stateOpsDescription())),
+			mcp.WithInteger("consolidated_until_event", mcp.Min(0),
+				mcp.Description("The highest memory number you reviewed; never lower than the current mark nor above the highest number. Omit to keep the current mark.")),
+			mcpOutputSchema[projects.Response](),
+			mcp.WithOpenWorldHintAnnotation(false),
+		), call: s.mcpUpdateProjectState},
 
 		{tool: mcp.NewTool(toolRegisterInstance,
 			mcp.WithDescription("Register another instance of the same user by its gateway URL: its /health is checked and it must "+

@@ -26,8 +26,9 @@ func newSchemaGen() *schemaGen {
 }
 
 var (
-	timeType    = reflect.TypeFor[time.Time]()
-	rawJSONType = reflect.TypeFor[json.RawMessage]()
+	timeType      = reflect.TypeFor[time.Time]()
+	rawJSONType   = reflect.TypeFor[json.RawMessage]()
+	marshalerType = reflect.TypeFor[json.Marshaler]()
 )
 
 // schemaOf returns the schema of v's type.
@@ -42,6 +43,10 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case rawJSONType:
 		return map[string]any{"description": "any JSON value"}
+	}
+	if t.Kind() == reflect.String && t.Implements(marshalerType) {
+		// A string type with its own encoding (state.NullString: "" is null).
+		return map[string]any{"type": []string{"string", "null"}}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -34,7 +34,9 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/gateway/ui"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
 )
@@ -76,6 +78,10 @@ type Config struct {
 	// resolves them (keep, restore, resolve all).
 	Conflicts *conflicts.Store
 	Recovery  *conflicts.Recovery
+	// Projects holds the Project State versions; ForwardConsolidation sends
+	// a consolidation to home when this instance is not home (nil: refused).
+	Projects             *projects.Service
+	ForwardConsolidation ConsolidateFunc
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// Remote runs a tool on another instance (package federation's Client);
@@ -232,6 +238,11 @@ func (s *Server) routeTable() []route {
 		owner("GET", "/v1/tables/{table}/rows/{row_id}", s.handleRowGet, routeDoc{tag: "tables", summary: "One row (envelope) of a synced table", resp: store.Row{}}, pDeleted),
 		owner("PUT", "/v1/tables/{table}/rows/{row_id}", s.handleRowPut, routeDoc{tag: "tables", summary: "Insert or replace a row of a generic table (notes, settings, contacts, sources, blog_posts, crow_context)", body: rowData{}, resp: store.Row{}}),
 		owner("DELETE", "/v1/tables/{table}/rows/{row_id}", s.handleRowDelete, routeDoc{tag: "tables", summary: "Delete a row of a generic table (leaves a tombstone)", resp: rowDeletedResponse{}}),
+
+		owner("GET", "/v1/projects", s.handleProjectsList, routeDoc{tag: "projects", summary: "Projects: names, descriptions, memory counts and the newest state version", resp: projectsResponse{}}),
+		owner("POST", "/v1/projects", s.handleProjectsCreate, routeDoc{tag: "projects", summary: "Create or describe a project", body: projectRequest{}, resp: projectInfo{}, status: http.StatusCreated}),
+		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home)", resp: state.Version{}}),
+		owner("POST", "/v1/project/{name}/state/ops", s.handleProjectStateOps, routeDoc{tag: "projects", summary: "Consolidate: apply ops on home (a satellite forwards to home); invalid ops come back in rejected", body: projects.Request{}, resp: projects.Response{}}),
 
 		owner("POST", "/v1/apikey/rotate", s.handleAPIKeyRotate, routeDoc{tag: "operations", summary: "Replace the owner API key; the old one stops working at once", resp: rotateResponse{}}),
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
@@ -195,22 +196,25 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 			GatewayURL: gatewayURL, CreatedAt: createdAt.Format(time.RFC3339),
 			SyncAddrs: host.Addrs,
 		},
-		Keys:            gateway.NewKeyChecker(h.APIKeyHash()),
-		RotateAPIKey:    h.RotateAPIKey,
-		Sign:            func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
-		Memories:        mem,
-		Instances:       reg,
-		DB:              db,
-		Writer:          writer,
-		Conflicts:       conflictStore,
-		Recovery:        conflicts.NewRecovery(conflictStore, writer),
-		Remote:          fed.client,
-		Federation:      fed.client,
-		Summaries:       summaries,
-		VerifyPeerToken: fed.verify,
-		PeerAllowed:     fed.allow.Allowed,
-		SyncNode:        node,
-		SyncFeeds:       syncFeeds,
+		Keys:         gateway.NewKeyChecker(h.APIKeyHash()),
+		RotateAPIKey: h.RotateAPIKey,
+		Sign:         func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
+		Memories:     mem,
+		Instances:    reg,
+		DB:           db,
+		Writer:       writer,
+		Conflicts:    conflictStore,
+		Recovery:     conflicts.NewRecovery(conflictStore, writer),
+		Remote:       fed.client,
+		Federation:   fed.client,
+		Summaries:    summaries,
+
+		Projects:             projects.New(db, writer, h.Role == registry.RoleHome),
+		ForwardConsolidation: fed.forwardConsolidation(reg),
+		VerifyPeerToken:      fed.verify,
+		PeerAllowed:          fed.allow.Allowed,
+		SyncNode:             node,
+		SyncFeeds:            syncFeeds,
 		SyncPause: func(p bool) {
 			paused.Store(p)
 			log.Info("sync paused by the operator", "paused", p)

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/crow-sync/crow/federation"
+	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -55,10 +61,59 @@ func newFederation(h *home.Home, reg *registry.Registry, log *slog.Logger) *daem
 			Peers:  peers,
 			Logger: log.With("component", "federation"),
 		}),
-		allow: federation.DefaultAllowList(),
+		allow: allowList(h),
 		verify: func(token string) (string, error) {
 			c, err := federation.Verify(token, h.InstanceID, time.Now(), keyOf)
 			return c.Issuer, err
 		},
+	}
+}
+
+// allowList is the tools peers may call here: the default search and read
+// tools, and on home the consolidation that satellites forward (SPEC §10:
+// only home consolidates; the owner may ask any instance).
+func allowList(h *home.Home) federation.AllowList {
+	tools := federation.DefaultAllowList().Tools()
+	if h.Role == registry.RoleHome {
+		tools = append(tools, "update_project_state")
+	}
+	return federation.NewAllowList(tools...)
+}
+
+// forwardConsolidation sends a consolidation to home over federation.
+func (f *daemonFederation) forwardConsolidation(reg *registry.Registry) gateway.ConsolidateFunc {
+	return func(ctx context.Context, project string, req projects.Request) (projects.Response, error) {
+		homeIn, err := reg.Home()
+		if err != nil {
+			return projects.Response{}, fmt.Errorf("no home instance is registered here: %w", err)
+		}
+		args, err := json.Marshal(struct {
+			Project string `json:"project"`
+			projects.Request
+		}{project, req})
+		if err != nil {
+			return projects.Response{}, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		res, err := f.client.CallTool(ctx, homeIn.ID, "update_project_state", args)
+		if err != nil {
+			return projects.Response{}, fmt.Errorf("calling home (%s): %w", homeIn.Name, err)
+		}
+		raw, err := json.Marshal(res.StructuredContent)
+		if res.IsError || err != nil || res.StructuredContent == nil {
+			msg := "no structured answer"
+			for _, c := range res.Content {
+				if tc, ok := c.(mcp.TextContent); ok {
+					msg = tc.Text
+				}
+			}
+			return projects.Response{}, fmt.Errorf("%w: home answered: %s", projects.ErrInvalid, msg)
+		}
+		var out projects.Response
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return projects.Response{}, fmt.Errorf("decoding home's answer: %w", err)
+		}
+		return out, nil
 	}
 }
