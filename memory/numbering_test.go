@@ -695,6 +695,7 @@ func BenchmarkNumberer100k(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				time.Sleep(3 * time.Second) // let badger's compactions of the load settle
 				done := make(chan struct{})
 				n := NewNumberer(env.DB, env.Writer, quiet)
 				var once sync.Once
