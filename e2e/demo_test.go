@@ -36,6 +36,8 @@ func TestDemo(t *testing.T) {
 		// happened to run in that window marks it offline (skipped) for one
 		// probe interval; anything else is wrong.
 		regexp.MustCompile(`statuses: .*(\bvps=ok\b.*partial=false|\bvps=skipped_offline\b.*partial=true)`),
+		regexp.MustCompile(`forwarded to home: version 1, 3 ops applied`),
+		regexp.MustCompile(`state_hash 0x[0-9a-f]{64} .*the same on all three`),
 		regexp.MustCompile(`Done in [0-9.]+s`),
 	} {
 		if !want.MatchString(text) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -272,6 +273,67 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	d.detail("%d results, merged (found on up to %d instances each); statuses: %s; partial=%v",
 		len(res.Results), on, strings.Join(st, " "), res.Partial)
+
+	d.say("Consolidate the project's state from the laptop: home numbers memories and builds the version")
+	var numbers []uint64
+	err = d.until(ctx, "home's numbers on the laptop", func() (bool, error) {
+		var page struct {
+			Memories []struct {
+				Number    *uint64 `json:"number"`
+				EventHash *string `json:"event_hash"`
+			} `json:"memories"`
+		}
+		if err := laptop.c.do(ctx, "GET", "/v1/memories/list", url.Values{"project": {"demo"}, "order": {"oldest"}}, nil, &page); err != nil {
+			return false, err
+		}
+		numbers = numbers[:0]
+		for _, m := range page.Memories {
+			if m.Number == nil || m.EventHash == nil {
+				return false, nil
+			}
+			numbers = append(numbers, *m.Number)
+		}
+		return len(numbers) == 5, nil
+	})
+	if err != nil {
+		return err
+	}
+	highest := slices.Max(numbers)
+	ops := map[string]any{"consolidated_until_event": highest, "ops": []any{
+		map[string]any{"op": "set_phase", "phase": "demo"},
+		map[string]any{"op": "add_decision", "title": "Keep notes in crow", "statement": "every machine writes its notes to crow",
+			"evidence_memory_ids": numbers[:3]},
+		map[string]any{"op": "add_risk", "title": "A machine may be offline for weeks", "severity": "med",
+			"evidence_memory_ids": numbers[3:]},
+	}}
+	var cons struct {
+		Version      uint64 `json:"version"`
+		StateHash    string `json:"state_hash"`
+		AppliedCount int    `json:"applied_count"`
+	}
+	if err := laptop.c.do(ctx, "POST", "/v1/project/demo/state/ops", nil, ops, &cons); err != nil {
+		return err
+	}
+	d.detail("memories numbered #%d..#%d by home; the laptop's request was forwarded to home: version %d, %d ops applied",
+		slices.Min(numbers), highest, cons.Version, cons.AppliedCount)
+	err = d.until(ctx, "the state version on every instance", func() (bool, error) {
+		for _, n := range d.nodes {
+			var v struct {
+				StateHash string `json:"state_hash"`
+			}
+			if err := n.c.do(ctx, "GET", "/v1/project/demo/state", nil, nil, &v); err != nil {
+				return false, nil
+			}
+			if v.StateHash != cons.StateHash {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.detail("state_hash %s (SHA3-256 of the canonical state), the same on all three", cons.StateHash)
 	return nil
 }
 
