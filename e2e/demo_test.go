@@ -27,7 +27,8 @@ func TestDemo(t *testing.T) {
 	text := string(out)
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`all three instances hold all 3 memories`),
-		regexp.MustCompile(`feed entries that crossed the wire: 2 \(`),
+		// Exactly what it was missing crossed the wire (checked below).
+		regexp.MustCompile(`it was missing (\d+) feed entries .*, and (\d+) crossed the wire`),
 		regexp.MustCompile(`the same conflict record [0-9a-f]{32} on all three`),
 		regexp.MustCompile(`conflict is resolved everywhere`),
 		regexp.MustCompile(`statuses: .*\blaptop=ok\b`),
@@ -43,6 +44,9 @@ func TestDemo(t *testing.T) {
 		if !want.MatchString(text) {
 			t.Errorf("demo output lacks %q:\n%s", want, text)
 		}
+	}
+	if m := regexp.MustCompile(`it was missing (\d+) feed entries .*, and (\d+) crossed the wire`).FindStringSubmatch(text); m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Errorf("the offline catch-up moved other than what was missing: %v", m)
 	}
 	left, _ := os.ReadDir(tmp)
 	for _, e := range left {

@@ -145,6 +145,13 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("all three instances hold all 3 memories after %d ms", time.Since(t0).Milliseconds())
 
 	d.say("Take the vps offline, keep writing on the laptop, bring the vps back")
+	if err := d.waitFeedsEqual(ctx); err != nil {
+		return err
+	}
+	before, err := d.feedTotal(ctx, vps)
+	if err != nil {
+		return err
+	}
 	if err := d.stop(vps); err != nil {
 		return err
 	}
@@ -160,7 +167,14 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.waitCount(ctx, 5); err != nil {
 		return err
 	}
+	if err := d.waitFeedsEqual(ctx); err != nil {
+		return err
+	}
 	elapsed := time.Since(t0)
+	after, err := d.feedTotal(ctx, vps)
+	if err != nil {
+		return err
+	}
 	var status struct {
 		Peers []struct {
 			EntriesReceived uint64 `json:"entries_received"`
@@ -173,7 +187,8 @@ func (d *demo) run(ctx context.Context) error {
 	for _, p := range status.Peers {
 		received += p.EntriesReceived
 	}
-	d.detail("the vps caught up in %d ms; feed entries that crossed the wire: %d (it missed 2)", elapsed.Milliseconds(), received)
+	d.detail("the vps caught up in %d ms: it was missing %d feed entries (the laptop's writes, home's numbering), and %d crossed the wire",
+		elapsed.Milliseconds(), after-before, received)
 
 	d.say("A conflict: the laptop and the vps edit the same memory while cut off from each other")
 	for _, n := range []*demoNode{laptop, vps} {
@@ -455,6 +470,56 @@ func (d *demo) addMemory(ctx context.Context, n *demoNode, content, project stri
 		return "", fmt.Errorf("writing on %s: %w", n.name, err)
 	}
 	return m.ID, nil
+}
+
+// feedStatus is what the demo reads of /v1/sync/status.
+type feedStatus struct {
+	Feeds []struct {
+		Feed   string `json:"feed"`
+		Length uint64 `json:"length"`
+	} `json:"feeds"`
+}
+
+func (d *demo) feeds(ctx context.Context, n *demoNode) (map[string]uint64, error) {
+	var st feedStatus
+	if err := n.c.do(ctx, "GET", "/v1/sync/status", nil, nil, &st); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for _, f := range st.Feeds {
+		out[f.Feed] = f.Length
+	}
+	return out, nil
+}
+
+// feedTotal is the number of feed entries n holds, all feeds together.
+func (d *demo) feedTotal(ctx context.Context, n *demoNode) (uint64, error) {
+	fs, err := d.feeds(ctx, n)
+	var total uint64
+	for _, l := range fs {
+		total += l
+	}
+	return total, err
+}
+
+// waitFeedsEqual waits until every instance holds the same feeds at the same lengths.
+func (d *demo) waitFeedsEqual(ctx context.Context) error {
+	return d.until(ctx, "every feed at the same length everywhere", func() (bool, error) {
+		first, err := d.feeds(ctx, d.nodes[0])
+		if err != nil {
+			return false, err
+		}
+		for _, n := range d.nodes[1:] {
+			other, err := d.feeds(ctx, n)
+			if err != nil {
+				return false, err
+			}
+			if fmt.Sprint(other) != fmt.Sprint(first) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // waitCount waits until every running instance lists want memories.
