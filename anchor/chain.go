@@ -98,8 +98,11 @@ type ChainInfo struct {
 	Kind     string // "embedded" or "rpc"
 	ChainID  uint64
 	Contract string // 0x-prefixed checksummed address
-	RPCURL   string // the endpoint, for "rpc"; for "embedded", its loopback endpoint if one was opened
-	Account  string // the anchoring (owner) account, checksummed
+	// RPCURL is the endpoint, for "rpc" (as given to DialRPC: it may carry
+	// an API key, so do not publish it as is); for "embedded", its loopback
+	// endpoint if WithLoopbackRPC opened one.
+	RPCURL  string
+	Account string // the anchoring (owner) account, checksummed
 }
 
 // Kinds of Chain.
@@ -110,12 +113,13 @@ const (
 
 // Limits on one transaction.
 const (
-	// MaxStatesPerTx bounds AnchorStates so a batch stays under the 2^24
-	// per-transaction gas cap of EIP-7825 (Osaka) on any chain: a new anchor
-	// costs about 116k gas under Osaka rules (TestEmbeddedFullBatch logs
-	// it), but about 560k under the state-gas repricing planned for
-	// Amsterdam (EIP-8037, already in geth's dev-mode rules).
-	MaxStatesPerTx = 25
+	// MaxStatesPerTx bounds AnchorStates so that a batch fits one
+	// transaction on any chain: under 2^24 gas (EIP-7825's per-transaction
+	// cap) and under geth --dev's default 11.5M block gas limit. A new anchor
+	// costs about 116k gas under Osaka rules (TestEmbeddedFullBatch logs it)
+	// but about 570k under the state-gas repricing planned for Amsterdam
+	// (EIP-8037, already in geth --dev's rules; TestGethDev logs it).
+	MaxStatesPerTx = 16
 	// MaxTxDataBytes bounds the ABI-encoded call of AnchorMemories, under
 	// geth's 128 KiB transaction size limit. One memory of crow's largest
 	// size (64 KiB of content) fits.

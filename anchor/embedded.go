@@ -45,7 +45,6 @@ type Embedded struct {
 	*client
 	dir   string
 	stack *node.Node
-	eth   *eth.Ethereum
 	once  sync.Once
 	err   error
 }
@@ -220,7 +219,7 @@ func startEmbedded(dir string, stack *node.Node, key *ecdsa.PrivateKey, st *chai
 	c.durable = db.SyncKeyValue
 	head := backend.BlockChain().CurrentBlock().Number.Uint64()
 	log.Info("embedded chain open", "dir", dir, "chain_id", chainID.Uint64(), "contract", addr.Hex(), "account", account.Hex(), "head", head, "rpc", info.RPCURL)
-	return &Embedded{client: c, dir: dir, stack: stack, eth: backend}, nil
+	return &Embedded{client: c, dir: dir, stack: stack}, nil
 }
 
 // genesisFor returns the genesis to create the chain with, or nil when dir

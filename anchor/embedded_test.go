@@ -197,6 +197,9 @@ func TestEmbeddedFullBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d states: %d gas (%d per state)", MaxStatesPerTx, rc.GasUsed, rc.GasUsed/MaxStatesPerTx)
+	if rc.GasUsed > 4_000_000 {
+		t.Errorf("a full batch used %d gas: the embedded chain is not on Osaka's gas rules", rc.GasUsed)
+	}
 	if len(r.AnchorIDs) != MaxStatesPerTx || r.AnchorIDs[MaxStatesPerTx-1] != MaxStatesPerTx {
 		t.Errorf("AnchorIDs = %v", r.AnchorIDs)
 	}

@@ -1,0 +1,199 @@
+//go:build gethdev
+
+// Tests against a real `geth --dev`, built from the same go-ethereum version:
+//
+//	go install github.com/ethereum/go-ethereum/cmd/geth@v1.17.10   # ~3-7 min
+//	go test -tags gethdev -run GethDev -v ./anchor/
+//
+// geth is looked up as $CROW_GETH, else on $PATH. Not part of go test ./...
+
+package anchor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	ethcrypto "github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/crow-sync/crow/memory"
+)
+
+// gethDevKey is geth --dev's well-known developer key (cmd/utils.DeveloperKey).
+const gethDevKey = "b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291"
+
+// startGethDev runs geth --dev on datadir, reachable only over an IPC socket
+// in it, and returns the socket path and a func that stops the process (also
+// called at cleanup).
+func startGethDev(t *testing.T, datadir string) (string, func()) {
+	t.Helper()
+	bin := os.Getenv("CROW_GETH")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("geth"); err != nil {
+			t.Skip("no geth: go install github.com/ethereum/go-ethereum/cmd/geth@v1.17.10")
+		}
+	}
+	ipc := filepath.Join(datadir, "g.ipc")
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--dev", "--datadir", datadir, "--ipcpath", ipc, "--verbosity", "2")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				t.Logf("geth output:\n%s", logs.Bytes())
+			}
+		})
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if ec, _, err := dial(context.Background(), ipc); err == nil {
+			ec.Close()
+			return ipc, stop
+		}
+		select {
+		case <-done:
+			t.Fatalf("geth exited:\n%s", logs.Bytes())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("geth did not come up:\n%s", logs.Bytes())
+		}
+	}
+}
+
+func shortTempDir(t *testing.T) string {
+	// Unix socket paths are limited to ~100 bytes; t.TempDir can be longer.
+	dir, err := os.MkdirTemp("", "crowgeth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestGethDev runs the RPC backend against geth --dev, whose dev rules
+// include the Amsterdam state-gas repricing: a full MaxStatesPerTx batch must
+// still fit one transaction.
+func TestGethDev(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	key, err := ethcrypto.HexToECDSA(gethDevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startGethDev(t, shortTempDir(t))
+
+	addr, err := Deploy(ctx, url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DialRPC(ctx, url, addr, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	t.Logf("geth --dev: %+v", r.Info())
+
+	states := testStates("geth", "a", 1, MaxStatesPerTx)
+	rc, err := r.AnchorStates(ctx, states)
+	if err != nil {
+		t.Fatalf("a full batch of %d states: %v", MaxStatesPerTx, err)
+	}
+	full, err := r.ec.TransactionReceipt(ctx, common.HexToHash(rc.TxHash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d states on geth --dev: %d gas (%d per state)", len(states), full.GasUsed, full.GasUsed/uint64(len(states)))
+	for i, s := range states[:3] {
+		checkAnchor(t, r, rc.AnchorIDs[i], s, rc)
+	}
+	if _, err := r.AnchorStates(ctx, testStates("geth", "b", 2, 1)); !errors.Is(err, ErrAlreadyAnchored) {
+		t.Errorf("conflict: %v", err)
+	}
+
+	memKey := goldenSeed().MemoryEncryptionKey()
+	big := bytes.Repeat([]byte("0123456789abcdef"), memory.MaxContentBytes/16)
+	ev := hashOf("geth big memory")
+	ct, _ := EncryptMemory(memKey, ev, big)
+	mr, err := r.AnchorMemories(ctx, []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 1, PlainLength: uint32(len(big))}})
+	if err != nil {
+		t.Fatalf("a 64 KiB memory: %v", err)
+	}
+	evs, err := r.MemoryEvents(ctx, ev, 0)
+	if err != nil || len(evs) != 1 || evs[0].TxHash != mr.TxHash {
+		t.Fatalf("MemoryEvents = %d, %v", len(evs), err)
+	}
+	if pt, err := DecryptMemory(memKey, ev, evs[0].EncryptedContent); err != nil || !bytes.Equal(pt, big) {
+		t.Fatalf("decrypt: %v", err)
+	}
+}
+
+// TestGethDevOpensEmbedded checks what the package documentation claims:
+// while crow is stopped, geth --dev --datadir <dir> opens the embedded chain
+// and serves its anchors; and crow reopens it afterwards.
+func TestGethDevOpensEmbedded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, key := shortTempDir(t), testKey(t)
+	e, err := OpenEmbedded(dir, key, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := testStates("inspect", "a", 1, 2)
+	rc, err := e.AnchorStates(ctx, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract := common.HexToAddress(e.Info().Contract)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	url, stop := startGethDev(t, dir)
+	r, err := DialRPC(ctx, url, contract, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range states {
+		checkAnchor(t, r, rc.AnchorIDs[i], s, rc)
+	}
+	if n, err := r.ec.BlockNumber(ctx); err != nil || n != rc.Block {
+		t.Errorf("geth sees head %d (%v), want %d", n, err, rc.Block)
+	}
+	r.Close()
+	stop()
+
+	e2, err := OpenEmbedded(dir, key, testLogger(t))
+	if err != nil {
+		t.Fatalf("reopening after geth: %v", err)
+	}
+	defer e2.Close()
+	for i, s := range states {
+		checkAnchor(t, e2, rc.AnchorIDs[i], s, rc)
+	}
+	if _, err := e2.AnchorStates(ctx, testStates("inspect", "a", 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
