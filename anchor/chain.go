@@ -49,7 +49,7 @@ type MemoryReader interface {
 
 // StateAnchor is one Project State version to anchor.
 type StateAnchor struct {
-	ProjectID [32]byte // ProjectID(key, name): never the name itself
+	ProjectID [32]byte // identity.Seed.ProjectIDHash(name): never the name itself
 	Version   uint64
 	StateHash [32]byte // must not be all zeros
 }

@@ -15,7 +15,7 @@
 //     returns nil. Nothing is deduplicated on chain: a batch retried after an
 //     error whose transaction was in fact mined logs its memories twice,
 //     which is harmless (readers take the first event per event hash).
-//  3. States: for each unanchored version, StateAnchor{ProjectID(seed.ProjectIDKey(),
+//  3. States: for each unanchored version, StateAnchor{seed.ProjectIDHash(
 //     name), version, stateHash}; call AnchorStates with at most
 //     MaxStatesPerTx of them and record Receipt.AnchorIDs[i], TxHash and
 //     Block against version i. Retrying is safe: a version already anchored

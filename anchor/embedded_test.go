@@ -69,14 +69,12 @@ func anchorCount(t *testing.T, c *client) uint64 {
 
 func hashOf(s string) [32]byte { return [32]byte(ethcrypto.Keccak256([]byte(s))) }
 
-var projKey = goldenSeed().ProjectIDKey()
-
 // testStates is n versions of project name, hashes derived from tag.
 func testStates(name, tag string, from uint64, n int) []StateAnchor {
 	out := make([]StateAnchor, n)
 	for i := range out {
 		v := from + uint64(i)
-		out[i] = StateAnchor{ProjectID: ProjectID(projKey, name), Version: v, StateHash: hashOf(fmt.Sprintf("%s/%s/v%d", tag, name, v))}
+		out[i] = StateAnchor{ProjectID: goldenSeed().ProjectIDHash(name), Version: v, StateHash: hashOf(fmt.Sprintf("%s/%s/v%d", tag, name, v))}
 	}
 	return out
 }
@@ -167,7 +165,7 @@ func TestEmbeddedAnchorStates(t *testing.T) {
 			t.Errorf("GetAnchorByID(%d) = %v, %v; want not found", id, ok, err)
 		}
 	}
-	if _, ok, err := e.GetAnchor(ctx, ProjectID(projKey, "nunca"), 1); ok || err != nil {
+	if _, ok, err := e.GetAnchor(ctx, goldenSeed().ProjectIDHash("nunca"), 1); ok || err != nil {
 		t.Errorf("GetAnchor(unknown) = %v, %v; want not found", ok, err)
 	}
 

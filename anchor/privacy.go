@@ -1,32 +1,15 @@
 package anchor
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
-// projectIDDomain prefixes the project name in ProjectID. Frozen.
-const projectIDDomain = "crow-project-id-v1"
-
-// ProjectID is the on-chain id of a project: HMAC-SHA256(key,
-// "crow-project-id-v1" ‖ UTF-8 name), key being the seed's
-// identity.Seed.ProjectIDKey. Without the key it reveals nothing about the
-// name, and the same name gives the same id on every instance of one seed.
-// Frozen: TestProjectIDGolden pins it.
-//
-// Note that this is not identity.Seed.ProjectIDHash, which MACs the bare
-// name; use this one for anything that goes on chain.
-func ProjectID(key [32]byte, project string) [32]byte {
-	m := hmac.New(sha256.New, key[:])
-	m.Write([]byte(projectIDDomain))
-	m.Write([]byte(project))
-	return [32]byte(m.Sum(nil))
-}
+// Project ids on chain are identity.Seed.ProjectIDHash (HMAC-SHA256 of the
+// name under a seed-derived key): the chain never sees a project name.
 
 // Memory ciphertext format (frozen; TestEncryptMemoryGolden pins it):
 //
