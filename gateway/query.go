@@ -36,7 +36,8 @@ var (
 	pOrder         = param{name: "order", kind: "string", enum: []string{"newest", "oldest"}, desc: "newest first (default) or oldest first"}
 	pRowOrder      = param{name: "order", kind: "string", enum: []string{"asc", "desc"}, desc: "row id order: asc (default) or desc"}
 	pQ             = param{name: "q", kind: "string", required: true, desc: "the text to search for"}
-	pInstances     = param{name: "instances", kind: "string", desc: "which instances to search: local (the default; federated search is not available yet)"}
+	pInstances     = param{name: "instances", kind: "string", desc: "which instances to search: local (the default), all, or a comma-separated list of instance ids"}
+	pVersion       = param{name: "version", kind: "integer", min: 1, max: 1_000_000_000, desc: "the state version (default: the newest)"}
 	pTable         = param{name: "table", kind: "string", desc: "only conflicts of this table"}
 	pRowID         = param{name: "row_id", kind: "string", desc: "only conflicts of this row (needs table)"}
 	pUnresolved    = param{name: "unresolved", kind: "boolean", desc: "only conflicts not resolved yet"}

@@ -82,6 +82,11 @@ type Config struct {
 	// a consolidation to home when this instance is not home (nil: refused).
 	Projects             *projects.Service
 	ForwardConsolidation ConsolidateFunc
+	// Chain reads anchors for the verify endpoints (nil: this instance
+	// reads no chain and reports home's replicated records as unverified);
+	// ProjectID is the keyed project id the chain uses.
+	Chain     ChainReader
+	ProjectID func(project string) [32]byte
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// Remote runs a tool on another instance (package federation's Client);
@@ -242,6 +247,10 @@ func (s *Server) routeTable() []route {
 		owner("GET", "/v1/projects", s.handleProjectsList, routeDoc{tag: "projects", summary: "Projects: names, descriptions, memory counts and the newest state version", resp: projectsResponse{}}),
 		owner("POST", "/v1/projects", s.handleProjectsCreate, routeDoc{tag: "projects", summary: "Create or describe a project", body: projectRequest{}, resp: projectInfo{}, status: http.StatusCreated}),
 		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home)", resp: state.Version{}}),
+		{method: "GET", path: "/v1/project/{name}/state/anchor", access: public, h: http.HandlerFunc(s.handleStateAnchor), query: []param{pVersion},
+			doc: routeDoc{tag: "projects", summary: "Is this state version anchored, and does the on-chain hash match? (public)", resp: verifyResponse{}}},
+		{method: "GET", path: "/v1/verify/{name}", access: public, h: http.HandlerFunc(s.handleVerify),
+			doc: routeDoc{tag: "projects", summary: "Verify every state version of a project against the chain (public)", resp: verifyResponse{}}},
 		owner("POST", "/v1/project/{name}/state/ops", s.handleProjectStateOps, routeDoc{tag: "projects", summary: "Consolidate: apply ops on home (a satellite forwards to home); invalid ops come back in rejected", body: projects.Request{}, resp: projects.Response{}}),
 
 		owner("POST", "/v1/apikey/rotate", s.handleAPIKeyRotate, routeDoc{tag: "operations", summary: "Replace the owner API key; the old one stops working at once", resp: rotateResponse{}}),

@@ -271,3 +271,19 @@ func TestCount(t *testing.T) {
 		t.Fatalf("counts = %+v", c)
 	}
 }
+
+func TestIDsIncreaseWithinAMillisecond(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prev := newID(now)
+	for range 1000 {
+		id := newID(now)
+		if id <= prev {
+			t.Fatalf("%s after %s in the same millisecond", id, prev)
+		}
+		prev = id
+	}
+	// A clock going back keeps the order too.
+	if id := newID(now.Add(-time.Second)); id <= prev {
+		t.Fatalf("%s after %s with the clock back", id, prev)
+	}
+}
