@@ -39,6 +39,9 @@ func TestDemo(t *testing.T) {
 		regexp.MustCompile(`statuses: .*(\bvps=ok\b.*partial=false|\bvps=skipped_offline\b.*partial=true)`),
 		regexp.MustCompile(`forwarded to home: version 1, 3 ops applied`),
 		regexp.MustCompile(`state_hash 0x[0-9a-f]{64} .*the same on all three`),
+		regexp.MustCompile(`version 1: anchor #1 in block \d+ of chain 1337`),
+		regexp.MustCompile(`on-chain hash 0x[0-9a-f]{64} matches: true`),
+		regexp.MustCompile(`the 5 memories' event hashes are on chain too`),
 		regexp.MustCompile(`Done in [0-9.]+s`),
 	} {
 		if !want.MatchString(text) {

@@ -62,3 +62,77 @@ func TestConsolidationGoesToHome(t *testing.T) {
 		t.Fatalf("consolidation with home down = %d %v", st, down)
 	}
 }
+
+// publicGet GETs a public path of d without any key.
+func publicGet(t *testing.T, d *Daemon, path string) (int, map[string]any) {
+	t.Helper()
+	return d.DoKey("", "GET", path, nil)
+}
+
+// Anchoring on real daemons: home anchors a state version on its embedded
+// chain; the public verify endpoints say it matches, without a key; the
+// satellite, which reads no chain, reports home's replicated record as
+// unverified; after a restart of home the chain (persisted in
+// $CROW_HOME/chain) still holds the anchor, and a second version is
+// anchored after it.
+func TestAnchoringAndPublicVerify(t *testing.T) {
+	home, sats := cluster(t, "laptop")
+	laptop := sats[0]
+	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "anchor me", "project": "chain"})
+	if st != 201 {
+		t.Fatalf("write: %d %v", st, m)
+	}
+	var number float64
+	Eventually(t, syncTimeout, "the memory's number", func() bool {
+		_, got := home.Do("GET", "/v1/memory/"+m["id"].(string), nil)
+		n, ok := got["number"].(float64)
+		number = n
+		return ok
+	})
+	consolidate := func(d *Daemon, op map[string]any) map[string]any {
+		t.Helper()
+		st, res := d.Do("POST", "/v1/project/chain/state/ops", map[string]any{"ops": []any{op}, "consolidated_until_event": number})
+		if st != 200 {
+			t.Fatalf("consolidation: %d %v", st, res)
+		}
+		return res
+	}
+	v1 := consolidate(home, map[string]any{"op": "add_decision", "title": "Anchor it", "statement": "state hashes go on chain", "evidence_memory_ids": []any{number}})
+	var doc map[string]any
+	Eventually(t, syncTimeout, "version 1 anchored", func() bool {
+		st, doc = publicGet(t, home, "/v1/verify/chain")
+		return st == 200 && doc["verified"] == true
+	})
+	ver := doc["versions"].([]any)[0].(map[string]any)
+	if ver["onchain_state_hash"] != v1["state_hash"] || ver["match"] != true || ver["tx_hash"] == nil {
+		t.Fatalf("verify = %v", doc)
+	}
+	if strings.Contains(doc["project_id"].(string), "chain") || doc["chain"] == nil {
+		t.Fatalf("verify document: %v", doc)
+	}
+	if st, one := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || one["verified"] != true {
+		t.Fatalf("state anchor = %d %v", st, one)
+	}
+	if st, _ := publicGet(t, home, "/v1/project/chain/state/anchor?version=7"); st != 404 {
+		t.Fatalf("an unknown version = %d", st)
+	}
+	Eventually(t, syncTimeout, "the laptop to see home's anchor record", func() bool {
+		st, d := publicGet(t, laptop, "/v1/verify/chain")
+		if st != 200 {
+			return false
+		}
+		vs := d["versions"].([]any)
+		return len(vs) == 1 && vs[0].(map[string]any)["status"] == "unverified" && vs[0].(map[string]any)["match"] == true
+	})
+
+	home.Stop()
+	home.Start()
+	if st, d := publicGet(t, home, "/v1/verify/chain"); st != 200 || d["verified"] != true {
+		t.Fatalf("after a restart of home: %d %v", st, d)
+	}
+	consolidate(home, map[string]any{"op": "set_phase", "phase": "anchored"})
+	Eventually(t, syncTimeout, "version 2 anchored after the restart", func() bool {
+		st, d := publicGet(t, home, "/v1/verify/chain")
+		return st == 200 && d["verified"] == true && len(d["versions"].([]any)) == 2
+	})
+}

@@ -26,6 +26,9 @@ var errHomeUnreachable = errors.New("the home instance is unreachable")
 // never forwarded again.
 func (s *Server) consolidate(ctx context.Context, project string, req projects.Request) (projects.Response, error) {
 	res, err := s.cfg.Projects.Consolidate(ctx, project, req)
+	if err == nil && !res.Unchanged && s.cfg.Consolidated != nil {
+		s.cfg.Consolidated()
+	}
 	if !errors.Is(err, projects.ErrNotHome) {
 		return res, err
 	}

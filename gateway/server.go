@@ -87,6 +87,9 @@ type Config struct {
 	// ProjectID is the keyed project id the chain uses.
 	Chain     ChainReader
 	ProjectID func(project string) [32]byte
+	// Consolidated, if set, is called after this instance stored a new
+	// state version (the daemon kicks the anchoring worker).
+	Consolidated func()
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// Remote runs a tool on another instance (package federation's Client);

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
@@ -174,6 +175,24 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		gatewayURL = "http://" + ln.Addr().String()
 	}
 	createdAt := instanceCreatedAt(h)
+	chain, err := openChain(ctx, h, cfg, log)
+	if err != nil {
+		return err
+	}
+	var chainReader gateway.ChainReader
+	anchoring := func(ctx context.Context) error { <-ctx.Done(); return nil }
+	kickAnchoring := func() {}
+	if chain != nil {
+		defer chain.Close()
+		chainReader = chain
+		info := chain.Info()
+		log.Info("anchoring chain", "kind", info.Kind, "chain_id", info.ChainID, "contract", info.Contract, "account", info.Account)
+		if h.Role == registry.RoleHome {
+			worker := anchor.NewWorker(anchor.WorkerConfig{DB: db, Writer: writer, Chain: chain, Seed: h.Seed(),
+				Logger: log.With("component", "anchor")})
+			anchoring, kickAnchoring = worker.Serve, worker.Kick
+		}
+	}
 	fed := newFederation(h, reg, log)
 	defer fed.client.Close()
 	var gw *gateway.Server
@@ -211,6 +230,9 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 
 		Projects:             projects.New(db, writer, h.Role == registry.RoleHome),
 		ForwardConsolidation: fed.forwardConsolidation(reg),
+		Chain:                chainReader,
+		ProjectID:            h.Seed().ProjectIDHash,
+		Consolidated:         kickAnchoring,
 		VerifyPeerToken:      fed.verify,
 		PeerAllowed:          fed.allow.Allowed,
 		SyncNode:             node,
@@ -239,6 +261,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	err = runServices(ctx, log,
 		service{"writer", writer.Serve},
 		service{"numbering", numbering},
+		service{"anchoring", anchoring},
 		service{"indexer", indexer.Serve},
 		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
 		service{"sync", node.Serve},

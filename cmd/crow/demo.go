@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -349,6 +350,69 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	d.detail("state_hash %s (SHA3-256 of the canonical state), the same on all three", cons.StateHash)
+
+	d.say("Home anchors the state hash on its embedded Ethereum chain; anyone can verify it (public endpoint)")
+	var ver struct {
+		ProjectID string `json:"project_id"`
+		Chain     *struct {
+			ChainID  uint64 `json:"chain_id"`
+			Contract string `json:"contract"`
+		} `json:"chain"`
+		Versions []struct {
+			Version          uint64 `json:"version"`
+			Status           string `json:"status"`
+			Match            bool   `json:"match"`
+			AnchorID         uint64 `json:"anchor_id"`
+			OnchainStateHash string `json:"onchain_state_hash"`
+			BlockNumber      uint64 `json:"block_number"`
+		} `json:"versions"`
+		Verified bool `json:"verified"`
+	}
+	err = d.until(ctx, "the state version to be anchored", func() (bool, error) {
+		resp, err := http.Get(homeNode.baseURL() + "/v1/verify/demo") // public: no key
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false, fmt.Errorf("GET /v1/verify/demo: %s", resp.Status)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&ver); err != nil {
+			return false, err
+		}
+		return ver.Verified, nil
+	})
+	if err != nil {
+		return err
+	}
+	v := ver.Versions[0]
+	d.detail("version %d: anchor #%d in block %d of chain %d, contract %s", v.Version, v.AnchorID, v.BlockNumber, ver.Chain.ChainID, ver.Chain.Contract)
+	d.detail("on-chain hash %s matches: %v (the chain knows the project only as %s…)", v.OnchainStateHash, v.Match, ver.ProjectID[:18])
+	var anchored int
+	err = d.until(ctx, "the memories' event hashes on chain", func() (bool, error) {
+		var rows struct {
+			Rows []struct {
+				Data struct {
+					Kind   string `json:"kind"`
+					Status string `json:"status"`
+				} `json:"data"`
+			} `json:"rows"`
+		}
+		if err := vps.c.do(ctx, "GET", "/v1/tables/anchors/rows", url.Values{"limit": {"1000"}}, nil, &rows); err != nil {
+			return false, err
+		}
+		anchored = 0
+		for _, r := range rows.Rows {
+			if r.Data.Kind == "memory" && r.Data.Status == "anchored" {
+				anchored++
+			}
+		}
+		return anchored == 5, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.detail("the %d memories' event hashes are on chain too, content encrypted; the vps sees the anchor records replicated from home", anchored)
 	return nil
 }
 
