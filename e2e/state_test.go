@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -125,14 +127,31 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 		return len(vs) == 1 && vs[0].(map[string]any)["status"] == "unverified" && vs[0].(map[string]any)["match"] == true
 	})
 
+	// The CLI: crow verify (local, and another gateway by URL), crow state.
+	if out := home.MustCLI("verify", "chain"); !strings.Contains(out, "verified: every version is anchored and matches") {
+		t.Fatalf("crow verify:\n%s", out)
+	}
+	if out := laptop.MustCLI("verify", "chain", "--url", home.URL()); !strings.Contains(out, "anchored") || !strings.Contains(out, "chain 1337") {
+		t.Fatalf("crow verify --url:\n%s", out)
+	}
+	if out := laptop.MustCLI("state", "show", "chain"); !strings.Contains(out, v1["state_hash"].(string)) {
+		t.Fatalf("crow state show:\n%s", out)
+	}
+	opsFile := filepath.Join(t.TempDir(), "ops.json")
+	os.WriteFile(opsFile, []byte(`[{"op":"set_focus","focus":"from the CLI"},{"op":"bogus"}]`), 0o600)
+	out, errOut, err := laptop.CLI("state", "apply", "chain", opsFile)
+	if err == nil || !strings.Contains(out, "version 2 (1 ops applied)") || !strings.Contains(out, "op 1 rejected") || !strings.Contains(errOut, "1 of the ops were rejected") {
+		t.Fatalf("crow state apply: err=%v\n%s\n%s", err, out, errOut)
+	}
+
 	home.Stop()
 	home.Start()
 	if st, d := publicGet(t, home, "/v1/verify/chain"); st != 200 || d["verified"] != true {
 		t.Fatalf("after a restart of home: %d %v", st, d)
 	}
 	consolidate(home, map[string]any{"op": "set_phase", "phase": "anchored"})
-	Eventually(t, syncTimeout, "version 2 anchored after the restart", func() bool {
+	Eventually(t, syncTimeout, "version 3 anchored after the restart", func() bool {
 		st, d := publicGet(t, home, "/v1/verify/chain")
-		return st == 200 && d["verified"] == true && len(d["versions"].([]any)) == 2
+		return st == 200 && d["verified"] == true && len(d["versions"].([]any)) == 3
 	})
 }
