@@ -56,3 +56,47 @@ func BenchmarkWriteToVisibleLatency(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 }
+
+// BenchmarkFederatedSearch measures, on three real daemons with 1,000
+// replicated memories, one REST search on home of this instance alone
+// (instances=local) and of all three (instances=all: two federated MCP calls
+// with bearer tokens, in parallel, merged), so the federation overhead is a
+// ratio of the two in the same run.
+//
+//	go test ./e2e -run '^$' -bench FederatedSearch -benchtime 300x
+func BenchmarkFederatedSearch(b *testing.B) {
+	home, sats := cluster(b, "laptop", "vps")
+	for i := range 1000 {
+		words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
+		st, m := home.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("memory %d about %s and %s", i, words[i%5], words[(i/5)%5])})
+		if st != 201 {
+			b.Fatalf("write: %d %v", st, m)
+		}
+	}
+	Eventually(b, 2*time.Minute, "1,000 memories everywhere", func() bool {
+		for _, d := range sats {
+			_, body := d.Do("GET", "/v1/memories/list?limit=1000", nil)
+			if ms, _ := body["memories"].([]any); len(ms) != 1000 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, scope := range []string{"local", "all"} {
+		b.Run("instances="+scope, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				st, body := home.Do("GET", "/v1/memories/search?q=delta+echo&limit=20&instances="+scope, nil)
+				lat = append(lat, time.Since(start))
+				if st != 200 || body["partial"] == true {
+					b.Fatalf("search: %d %v", st, body)
+				}
+			}
+			slices.Sort(lat)
+			pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.99), "p99-ms")
+		})
+	}
+}

@@ -20,7 +20,7 @@ const syncTimeout = 60 * time.Second
 
 // cluster starts a home and satellites joined to its identity, each
 // registered on home with `crow instance add`.
-func cluster(t *testing.T, sats ...string) (*Daemon, []*Daemon) {
+func cluster(t testing.TB, sats ...string) (*Daemon, []*Daemon) {
 	t.Helper()
 	home := NewDaemon(t, "home", nil)
 	home.Start()
