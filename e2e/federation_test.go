@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,9 +86,9 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 	if _, errText := callTool(t, r, "crow_store_memory", map[string]any{"instance_id": id, "content": "x"}); !strings.Contains(errText, "not allowed for federated calls") {
 		t.Fatalf("a routed write was not refused by the peer's allow-list: %q", errText)
 	}
-	if !strings.Contains(laptop.Log(), "peer called a tool outside the allow-list") {
-		t.Fatal("the refused peer call is not logged on the laptop")
-	}
+	Eventually(t, syncTimeout, "the refused peer call in the laptop's log", func() bool {
+		return strings.Contains(laptop.Log(), "peer called a tool outside the allow-list")
+	})
 	// The owner key still writes on the laptop's own /mcp.
 	if _, errText := callTool(t, mcpClient(t, laptop, "/mcp"), "crow_store_memory", map[string]any{"content": "owner write"}); errText != "" {
 		t.Fatalf("owner write: %q", errText)
@@ -106,9 +108,9 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 	if _, errText := callTool(t, lr, "crow_sync_status", map[string]any{"instance_id": homeID}); errText == "" {
 		t.Fatal("home answered a revoked instance's federated call")
 	}
-	if !strings.Contains(home.Log(), "federation token refused") {
-		t.Fatal("home did not log the refused token")
-	}
+	Eventually(t, syncTimeout, "the refused token in home's log", func() bool {
+		return strings.Contains(home.Log(), "federation token refused")
+	})
 }
 
 // instanceID reads d's instance id with `crow identity show --json`.
@@ -136,6 +138,9 @@ func (d *Daemon) freeze() (thaw func()) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		d.t.Fatal(err)
 	}
+	// The signal is asynchronous: wait until every thread is stopped, or a
+	// thread still running could answer a request (seen on a loaded machine).
+	Eventually(d.t, syncTimeout, d.Name+" stopped", func() bool { return allThreadsStopped(cmd.Process.Pid) })
 	var once sync.Once
 	thaw = func() { once.Do(func() { _ = cmd.Process.Signal(syscall.SIGCONT) }) }
 	d.t.Cleanup(thaw) // runs before stopAtCleanup's Stop (cleanups run last-in first-out)
@@ -271,4 +276,25 @@ func TestFederatedSearch(t *testing.T) {
 	if errText != "" || res["instances"] != nil || len(res["results"].([]any)) != 1 {
 		t.Fatalf("routed search on home: %v %q", res, errText)
 	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in state T
+// (stopped), from /proc.
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// stat: "pid (comm) S ..."; comm may hold spaces, so read after the last ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
