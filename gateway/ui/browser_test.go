@@ -72,7 +72,46 @@ type fakeAPI struct {
 	notifications []*fakeNotification
 	calls         []string // the state-changing calls, e.g. "restore c1"
 	unauthorized  int      // requests answered 401
+	keyed         int      // requests that carried the right key
+
+	projects []map[string]any // GET /v1/projects
+	states   map[string]any   // project -> GET /v1/project/{name}/state
+	verifies map[string]any   // project -> GET /v1/verify/{name}
+	// verifyAuth has, per call of the public GET /v1/verify/{name}, the
+	// credentials it carried (Authorization, x-api-key, Cookie): "" when none.
+	verifyAuth []string
 }
+
+// Hashes of the fake project state versions.
+var (
+	hashV1     = "0x" + strings.Repeat("a1", 32)
+	hashV2     = "0x" + strings.Repeat("a2", 32)
+	hashForged = "0x" + strings.Repeat("ee", 32) // what the chain holds for alpha v2
+	projectID  = "0x" + strings.Repeat("5a", 32)
+	contract   = "0x" + strings.Repeat("c0", 20)
+)
+
+const noStateMsg = "project beta notes has no state version yet (POST /v1/project/beta notes/state/ops creates one)"
+
+func provenance(item map[string]any, evidence []int, created, updated int) map[string]any {
+	item["evidence_memory_ids"] = evidence
+	item["evidence_root"] = "0x" + strings.Repeat(fmt.Sprintf("%02x", evidence[0]), 32)
+	item["created_version"] = created
+	item["updated_version"] = updated
+	return item
+}
+
+func anchored(version int, stateHash, onchain string, block int) map[string]any {
+	status := "anchored"
+	if onchain != stateHash {
+		status = "mismatch"
+	}
+	return map[string]any{"version": version, "state_hash": stateHash, "status": status, "match": onchain == stateHash,
+		"anchor_id": version, "onchain_state_hash": onchain, "anchored_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
+		"anchored_by": "0x" + strings.Repeat("b0", 20), "tx_hash": "0x" + strings.Repeat(fmt.Sprintf("%02x", block), 32), "block_number": block}
+}
+
+const howTo = "For each version: call getAnchor(project_id, version) on the ProjectStateAnchor contract at chain.contract"
 
 const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded; reload it and choose again"
 
@@ -108,6 +147,38 @@ func newFakeAPI() *fakeAPI {
 			{ID: "n2", Kind: "instance", Priority: "normal", Title: "laptop is offline",
 				Body: "<script>alert(2)</script>", Link: "javascript:alert(3)", Read: true, CreatedAt: now.Add(-time.Hour)},
 		},
+		projects: []map[string]any{
+			{"name": "alpha", "description": "the crow daemon", "memories": 12, "state_version": 2, "state_hash": hashV2},
+			{"name": "beta notes", "description": "", "memories": 0, "state_version": 0, "state_hash": ""},
+		},
+		states: map[string]any{"alpha": map[string]any{
+			"project": "alpha", "schema_version": 2, "version": 2, "state_hash": hashV2, "generated_at": now.Add(-2 * time.Hour).Format(time.RFC3339),
+			"state": map[string]any{
+				"phase": "build", "current_focus": "ship the verify page",
+				"decisions": []map[string]any{
+					provenance(map[string]any{"id": "dec_0001", "title": "Store in SQLite", "statement": "Use SQLite.", "status": "superseded", "superseded_by": "dec_0002"}, []int{1, 2}, 1, 2),
+					provenance(map[string]any{"id": "dec_0002", "title": "Store in badger", "statement": xss, "status": "confirmed", "superseded_by": nil}, []int{4}, 2, 2),
+				},
+				"milestones": []map[string]any{provenance(map[string]any{"id": "mil_0001", "title": "First sync", "status": "done"}, []int{3}, 1, 1)},
+				"risks": []map[string]any{
+					provenance(map[string]any{"id": "risk_0001", "title": "Chain outage " + xss, "severity": "high", "status": "open"}, []int{5}, 2, 2),
+				},
+				"assumptions": []any{}, "open_questions": []any{}, "priorities": []any{}, "constraints": []any{}, "vision": []any{},
+				"vocabulary": []map[string]any{provenance(map[string]any{"id": "voc_0001", "term": "anchor", "definition": "a state hash written on chain"}, []int{5}, 2, 2)},
+				"metrics":    []any{},
+				"state_meta": map[string]any{"version": 2, "consolidated_until_event": 5, "previous_state_hash": hashV1},
+			},
+		}},
+		verifies: map[string]any{
+			"alpha": map[string]any{"project": "alpha", "project_id": projectID,
+				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
+				"versions": []map[string]any{anchored(1, hashV1, hashV1, 7), anchored(2, hashV2, hashForged, 9)},
+				"verified": false, "how_to_verify": howTo},
+			"gamma": map[string]any{"project": "gamma", "project_id": "0x" + strings.Repeat("6b", 32),
+				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
+				"versions": []map[string]any{anchored(1, hashV1, hashV1, 3)},
+				"verified": true, "how_to_verify": howTo},
+		},
 	}
 }
 
@@ -141,6 +212,14 @@ func (f *fakeAPI) called(call string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Contains(f.calls, call)
+}
+
+// requests returns how many /v1 calls carried the key and how many were
+// refused, and the credentials of each public verify call.
+func (f *fakeAPI) requests() (keyed, unauthorized int, verifyAuth []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keyed, f.unauthorized, slices.Clone(f.verifyAuth)
 }
 
 func (f *fakeAPI) snapshot() (calls []string, unauthorized int) {
@@ -263,12 +342,39 @@ func (f *fakeAPI) handler() http.Handler {
 					"last_seen": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "entries_received": 33, "entries_sent": 40, "feeds": []any{}},
 			}})
 	})
+	mux.HandleFunc("GET /v1/projects", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"projects": f.projects})
+	})
+	noState := func(w http.ResponseWriter, name string) {
+		writeErr(w, http.StatusNotFound, "project %s has no state version yet (POST /v1/project/%s/state/ops creates one)", name, name)
+	}
+	mux.HandleFunc("GET /v1/project/{name}/state", func(w http.ResponseWriter, r *http.Request) {
+		if v, ok := f.states[r.PathValue("name")]; ok {
+			writeJSON(w, http.StatusOK, v)
+			return
+		}
+		noState(w, r.PathValue("name"))
+	})
+	// Public, like the gateway's: the wrapper below lets it through without a key.
+	mux.HandleFunc("GET /v1/verify/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if v, ok := f.verifies[r.PathValue("name")]; ok {
+			writeJSON(w, http.StatusOK, v)
+			return
+		}
+		noState(w, r.PathValue("name"))
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/v1/verify/") {
+			f.verifyAuth = append(f.verifyAuth, r.Header.Get("Authorization")+r.Header.Get("X-Api-Key")+r.Header.Get("Cookie"))
+			mux.ServeHTTP(w, r)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			switch r.Header.Get("Authorization") {
 			case "Bearer " + testKey:
+				f.keyed++
 			case "":
 				f.unauthorized++
 				writeErr(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>")
@@ -399,13 +505,13 @@ func rows(sel string) string {
 	return `document.querySelectorAll('` + sel + `').length`
 }
 
-func TestBrowserRecoveryView(t *testing.T) {
+// startBrowser starts headless Chromium with one tab on the server at base
+// (the caller registers the server's Close with t.Cleanup first, so the
+// browser goes before it).
+func startBrowser(t *testing.T, base string) *session {
+	t.Helper()
 	execPath := findBrowser(t)
 	began := time.Now()
-
-	api := newFakeAPI()
-	srv := httptest.NewServer(api.handler())
-	defer srv.Close()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
@@ -423,11 +529,11 @@ func TestBrowserRecoveryView(t *testing.T) {
 	)
 	// The whole test, browser included, ends within a minute whatever happens.
 	root, cancelRoot := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancelRoot()
+	t.Cleanup(cancelRoot)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 
-	s := &session{t: t, base: srv.URL}
+	s := &session{t: t, base: base}
 	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
 			s.mu.Lock()
@@ -439,7 +545,7 @@ func TestBrowserRecoveryView(t *testing.T) {
 			s.mu.Unlock()
 		}
 	}))
-	defer cancelTab()
+	t.Cleanup(cancelTab)
 	s.ctx = ctx
 
 	// Start the browser (with no timeout of its own: see chromedp.Run).
@@ -465,9 +571,18 @@ func TestBrowserRecoveryView(t *testing.T) {
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspProbe}); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestBrowserRecoveryView(t *testing.T) {
+	began := time.Now()
+	api := newFakeAPI()
+	srv := httptest.NewServer(api.handler())
+	t.Cleanup(srv.Close)
+	s := startBrowser(t, srv.URL)
 
 	// --- The key form: no key yet, then a wrong key (401), then the right one.
-	s.do("open /ui/conflicts", chromedp.Navigate(srv.URL+"/ui/conflicts"))
+	s.do("open /ui/conflicts", chromedp.Navigate(s.base+"/ui/conflicts"))
 	s.wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
 	s.check("the form names the key file", `document.querySelector('#login label').textContent === 'Owner API key (the content of $CROW_HOME/api-key)'`)
 	s.check("no data shown before a key", `document.getElementById('content').hidden`)
@@ -604,4 +719,132 @@ func TestBrowserRecoveryView(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// setValue sets the value of the input with this id.
+func setValue(id, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.getElementById(` + jsString(id) + `).value = ` + jsString(value))
+}
+
+// noCredentials checks that every public verify call since the first from
+// carried no credential, and that there were some.
+func noCredentials(t *testing.T, where string, auth []string, from int) {
+	t.Helper()
+	if len(auth) <= from {
+		t.Errorf("%s: no GET /v1/verify/{name} reached the fake API", where)
+	}
+	for i, a := range auth[min(from, len(auth)):] {
+		if a != "" {
+			t.Errorf("%s: verify call %d sent credentials %q", where, from+i+1, a)
+		}
+	}
+}
+
+func TestBrowserProjectsAndVerify(t *testing.T) {
+	began := time.Now()
+	api := newFakeAPI()
+	srv := httptest.NewServer(api.handler())
+	t.Cleanup(srv.Close)
+	s := startBrowser(t, srv.URL)
+
+	verdict := `document.getElementById('verify-verdict')`
+	noKeyForm := `!document.getElementById('login') && document.getElementById('forget-key').hidden && !document.getElementById('content').hidden`
+
+	// --- The public verify page in a tab that never had a key.
+	s.open("/ui/verify?project=alpha")
+	s.wait("the verdict on alpha", `!`+verdict+`.hidden`)
+	s.check("no key form, no forget-key", noKeyForm)
+	s.check("the name is pre-filled", `document.getElementById('verify-name').value === 'alpha'`)
+	s.check("the verdict: not verified because of version 2",
+		`(v => v.className === 'verdict error' && v.dataset.verified === 'false' && v.textContent.startsWith('NOT verified') && v.textContent.includes('version 2 (mismatch)'))(`+verdict+`)`)
+	s.check("project id, chain and contract",
+		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+jsString(projectID)+
+			` && document.querySelector('#verify-meta [data-field="chain"]').textContent === 'embedded (chain id 1337)'`+
+			` && document.querySelector('#verify-meta [data-field="contract"]').textContent === `+jsString(contract))
+	s.check("two versions", rows(`#verify-list tbody tr`)+` === 2 && document.getElementById('verify-empty').hidden`)
+	s.check("version 1 anchored with its hashes",
+		`(r => r.dataset.status === 'anchored' && !r.classList.contains('anchor-error') && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+jsString(hashV1)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+jsString(hashV1)+
+			`)(document.querySelector('#verify-list tr[data-version="1"]'))`)
+	s.check("version 2 mismatch, highlighted, both hashes shown",
+		`(r => r.dataset.status === 'mismatch' && r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch'`+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+jsString(hashV2)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+jsString(hashForged)+
+			` && getComputedStyle(r.querySelector('td')).backgroundColor !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).backgroundColor`+
+			`)(document.querySelector('#verify-list tr[data-version="2"]'))`)
+	s.check("how to verify", `(h => !h.hidden && h.textContent.includes(`+jsString(howTo)+`))(document.getElementById('verify-howto'))`)
+	s.clean("verify alpha")
+
+	// The form: another project, fully anchored.
+	s.do("verify gamma", setValue("verify-name", ""), chromedp.SendKeys(chromedp.ID("verify-name"), "gamma"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.wait("the verdict on gamma", verdict+`.className === 'verdict ok' && `+verdict+`.textContent.startsWith('Verified: all 1 version of gamma')`)
+	s.check("the address names the project", `location.search === '?project=gamma' && document.getElementById('verify-title').textContent === 'Project gamma'`)
+	// A project without a state: the server's message, still no key form.
+	s.do("verify beta notes", setValue("verify-name", "beta notes"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.wait("the 404 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+jsString(noStateMsg)+`)`)
+	s.check("no result, no key form", `document.getElementById('verify-result').hidden && `+noKeyForm)
+	keyed, unauthorized, auth := api.requests()
+	if keyed != 0 || unauthorized != 0 {
+		t.Errorf("the verify page made other API calls: %d with a key, %d refused", keyed, unauthorized)
+	}
+	noCredentials(t, "verify page without a key", auth, 0)
+	s.clean("verify form")
+
+	// --- Projects: the key form first, then the list.
+	s.do("open /ui/projects", chromedp.Navigate(s.base+"/ui/projects"))
+	s.wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
+	s.wait("2 projects", rows(`#project-list tbody tr`)+` === 2`)
+	s.check("alpha has state version 2, beta none", `document.querySelector('#project-list tr[data-name="alpha"] [data-field="state_version"]').textContent === '2'`+
+		` && document.querySelector('#project-list tr[data-name="beta notes"] [data-field="state_version"]').textContent === 'none yet'`)
+
+	s.do("open alpha", chromedp.Click(chromedp.CSS(`button[data-open="alpha"]`)))
+	s.wait("alpha's decisions", rows(`#state-decisions tbody tr`)+` === 2`)
+	s.check("the address names the project", `location.search === '?name=alpha' && document.getElementById('project-title').textContent === 'Project alpha'`)
+	s.check("phase, focus and version", `document.querySelector('#state-meta [data-field="phase"]').textContent === 'build'`+
+		` && document.querySelector('#state-meta [data-field="current_focus"]').textContent === 'ship the verify page'`+
+		` && document.querySelector('#state-meta [data-field="version"]').textContent === '2'`)
+	s.check("a decision's fields", `(r => r.querySelector('[data-field="status"]').textContent === 'superseded' && r.querySelector('[data-field="superseded_by"]').textContent === 'dec_0002'`+
+		` && r.querySelector('[data-field="evidence_memory_ids"]').textContent === '#1, #2' && r.querySelector('[data-field="title"]').textContent === 'Store in SQLite')(document.querySelector('#state-decisions tr[data-id="dec_0001"]'))`)
+	s.check("the item fields first, the provenance last",
+		`[...document.querySelectorAll('#state-decisions th')].map(th => th.textContent).join() === 'Id,Title,Statement,Status,Superseded by,Evidence memory ids,Evidence root,Created version,Updated version'`)
+	s.check("markup in a decision and a risk is text",
+		`document.querySelector('#state-decisions tr[data-id="dec_0002"] [data-field="statement"]').textContent === `+jsString(xss)+
+			` && document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="title"]').textContent === `+jsString("Chain outage "+xss))
+	s.check("the risk's severity", `document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="severity"] .badge').textContent === 'high'`)
+	s.check("every non-empty list is a table, empty ones are not shown",
+		`[...document.querySelectorAll('#state-lists table')].map(t => t.id).join() === 'state-decisions,state-milestones,state-risks,state-vocabulary'`+
+			` && document.querySelector('#state-vocabulary [data-field="definition"]').textContent === 'a state hash written on chain'`)
+	s.wait("alpha's anchors", rows(`#verify-list tbody tr`)+` === 2`)
+	s.check("version 1 anchored", `document.querySelector('#verify-list tr[data-version="1"] [data-field="status"] .badge').textContent === 'anchored'`)
+	s.check("version 2 mismatch, highlighted as an error",
+		`(r => r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch' && getComputedStyle(r.querySelector('td')).color !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).color)(document.querySelector('#verify-list tr[data-version="2"]'))`)
+	s.check("the verdict", verdict+`.className === 'verdict error'`)
+	s.check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === '/ui/verify?project=alpha'`)
+	s.clean("project alpha")
+
+	s.do("open beta notes", chromedp.Click(chromedp.CSS(`button[data-open="beta notes"]`)))
+	s.wait("beta's missing state", `!document.getElementById('state-missing').hidden && document.getElementById('state-missing').textContent === `+jsString(noStateMsg))
+	s.wait("no anchors for beta", `!document.getElementById('verify-empty').hidden && document.getElementById('verify-empty').textContent === `+jsString(noStateMsg))
+	s.check("no state, no anchors table", `document.getElementById('state-view').hidden && document.getElementById('verify-list').hidden && `+verdict+`.hidden`)
+	s.check("the address", `location.search === '?name=beta%20notes'`)
+	s.clean("project beta")
+
+	s.open("/ui/projects?name=alpha")
+	s.wait("alpha opened from the address", rows(`#state-decisions tbody tr`)+` === 2 && `+rows(`#verify-list tbody tr`)+` === 2`)
+	s.check("alpha selected", `document.querySelector('#project-list tr.selected').dataset.name === 'alpha'`)
+	s.clean("projects?name=alpha")
+
+	// --- The verify page again, now that the tab holds the key: still not sent.
+	keyed, _, auth = api.requests()
+	s.open("/ui/verify?project=alpha")
+	s.wait("the verdict on alpha", `!`+verdict+`.hidden && `+rows(`#verify-list tbody tr`)+` === 2`)
+	s.check("no key form, the key kept for the other pages", noKeyForm+` && sessionStorage.getItem('crow-api-key') === 'testkey'`)
+	keyedAfter, _, authAfter := api.requests()
+	if keyedAfter != keyed {
+		t.Errorf("the verify page made %d calls with the key", keyedAfter-keyed)
+	}
+	noCredentials(t, "verify page with the key in the tab", authAfter, len(auth))
+	s.clean("verify with a key in the tab")
+
+	t.Logf("browser test took %s", time.Since(began).Round(time.Millisecond))
 }

@@ -1,11 +1,14 @@
 // Package ui is the gateway's web UI (SPEC §8): static pages under /ui/ —
-// an overview, the sync conflict recovery view (SPEC §6: both versions side
-// by side with a per-field diff; keep, restore, resolve all), the instances
-// and the notifications.
+// an overview, the projects (each one's newest Project State and the anchor
+// status of its versions, SPEC §10–§11), the sync conflict recovery view
+// (SPEC §6: both versions side by side with a per-field diff; keep, restore,
+// resolve all), the instances, the notifications and the public verify page.
 //
 // The pages carry no data and need no authentication: app.js asks the owner
 // for the API key, keeps it in sessionStorage and reads and changes
-// everything through the authenticated REST API (/v1/...). Every answer
+// everything through the authenticated REST API (/v1/...). The verify page
+// is public: it calls only GET /v1/verify/{name}, never with the key, and
+// never asks for one. Every answer
 // carries a strict Content-Security-Policy (no inline script or style, no
 // other origin), so the JavaScript and CSS are separate files and data is
 // rendered with DOM text nodes only.
@@ -44,6 +47,8 @@ const (
 // a 404.
 var assets = map[string]*asset{
 	Prefix:                   {file: "index.html", contentType: typeHTML},
+	Prefix + "projects":      {file: "projects.html", contentType: typeHTML},
+	Prefix + "verify":        {file: "verify.html", contentType: typeHTML},
 	Prefix + "conflicts":     {file: "conflicts.html", contentType: typeHTML},
 	Prefix + "instances":     {file: "instances.html", contentType: typeHTML},
 	Prefix + "notifications": {file: "notifications.html", contentType: typeHTML},

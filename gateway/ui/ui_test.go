@@ -19,6 +19,8 @@ var pages = map[string]string{
 	"/ui/conflicts":     "conflicts",
 	"/ui/instances":     "instances",
 	"/ui/notifications": "notifications",
+	"/ui/projects":      "projects",
+	"/ui/verify":        "verify",
 }
 
 func get(t *testing.T, method, path string) (*http.Response, string) {
@@ -65,7 +67,8 @@ func TestPagesServedWithSecurityHeaders(t *testing.T) {
 			t.Errorf("GET %s: app.js or app.css not referenced", path)
 		}
 		// The nav links every page, and marks this one as current.
-		for p, label := range map[string]string{"/ui/": "Overview", "/ui/conflicts": "Conflicts", "/ui/instances": "Instances", "/ui/notifications": "Notifications"} {
+		for p, label := range map[string]string{"/ui/": "Overview", "/ui/projects": "Projects", "/ui/conflicts": "Conflicts",
+			"/ui/instances": "Instances", "/ui/notifications": "Notifications", "/ui/verify": "Verify"} {
 			if !regexp.MustCompile(`<a href="` + regexp.QuoteMeta(p) + `"[^>]*>` + label + `</a>`).MatchString(body) {
 				t.Errorf("GET %s: nav lacks %s (%s)", path, label, p)
 			}
@@ -95,6 +98,7 @@ func TestAssetsContentTypes(t *testing.T) {
 
 func TestUnknownPathsAre404(t *testing.T) {
 	for _, path := range []string{"/ui/nope", "/ui/conflicts/", "/ui/conflicts/x", "/ui/index.html", "/ui/static/app.js",
+		"/ui/verify/", "/ui/verify/alpha", "/ui/projects/alpha", "/ui/verify.html",
 		"/ui/app.js.map", "/ui/conflicts.html", "/ui/ui.go", "/v1/sync/conflicts", "/ui/..%2fui.go"} {
 		res, _ := get(t, "GET", path)
 		if res.StatusCode != http.StatusNotFound {
@@ -243,5 +247,33 @@ func TestPathsListsEveryPage(t *testing.T) {
 		if !slices.Contains(ps, path) {
 			t.Errorf("Paths() lacks %s", path)
 		}
+	}
+}
+
+// TestVerifyPageIsPublic: the verify page asks for a project name, not for
+// the key, and app.js treats it as a public page that calls only the public
+// endpoint without the key (the browser test checks what is sent).
+func TestVerifyPageIsPublic(t *testing.T) {
+	_, body := get(t, "GET", "/ui/verify")
+	if !strings.Contains(body, `<form id="verify-form"`) || !strings.Contains(body, `<label for="verify-name">Project name</label>`) {
+		t.Error("/ui/verify: no project name form")
+	}
+	if strings.Contains(body, `type="password"`) || strings.Contains(body, "login") {
+		t.Error("/ui/verify: the page itself asks for a key")
+	}
+	_, js := get(t, "GET", "/ui/app.js")
+	for _, want := range []string{
+		"var verifyPage = {\n    public: true,",
+		"return request('GET', path, undefined, '');",
+		"if (isPublicPage()) return; // never ask for the key where none is needed",
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("app.js lacks %q", want)
+		}
+	}
+	verify := js[strings.Index(js, "// ---- verify (public)"):]
+	verify = verify[:strings.Index(verify, "var pages = {")]
+	if strings.Contains(verify, "api(") || strings.Contains(verify, "currentKey") {
+		t.Error("the verify page's code calls the keyed API")
 	}
 }

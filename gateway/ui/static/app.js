@@ -1,7 +1,9 @@
 // crow web UI. The pages are static; every piece of data comes from the
 // authenticated REST API (/v1/...) with the owner API key, which is kept in
-// sessionStorage only. Data is rendered with DOM text nodes, never parsed as
-// HTML: rows contain arbitrary user text.
+// sessionStorage only. The public verify page is the exception: it calls only
+// the public verify endpoint, never shows the key form and never sends the
+// key. Data is rendered with DOM text nodes, never parsed as HTML: rows
+// contain arbitrary user text.
 (function () {
   'use strict';
 
@@ -120,9 +122,10 @@
   ApiError.prototype = Object.create(Error.prototype);
   ApiError.prototype.name = 'ApiError';
 
-  // api calls the REST API. It resolves to the decoded JSON answer; it
-  // rejects with an ApiError carrying the server's {"error": ...} text. A 401
-  // forgets the key and shows the key form again (err.auth is then true).
+  // api calls the REST API with the owner key. It resolves to the decoded
+  // JSON answer; it rejects with an ApiError carrying the server's
+  // {"error": ...} text. A 401 forgets the key and shows the key form again
+  // (err.auth is then true).
   function api(method, path, body) {
     var key = currentKey();
     if (!key) {
@@ -130,11 +133,26 @@
       if (!box || box.hidden) showLogin('');
       return Promise.reject(new ApiError(401, 'no API key', true));
     }
+    return request(method, path, body, key);
+  }
+
+  // publicGet reads a public endpoint (GET /v1/verify/{name}): never with
+  // the key, nor with any credential, whether or not the tab holds one. A
+  // 401 there is an ordinary error: it neither forgets the key nor asks
+  // for one.
+  function publicGet(path) {
+    return request('GET', path, undefined, '');
+  }
+
+  // request sends one call; key is the owner key, or '' for a public call.
+  function request(method, path, body, key) {
+    var headers = { 'Accept': 'application/json' };
+    if (key) headers['Authorization'] = 'Bearer ' + key;
     var init = {
       method: method,
-      headers: { 'Authorization': 'Bearer ' + key, 'Accept': 'application/json' },
+      headers: headers,
       cache: 'no-store',
-      credentials: 'same-origin',
+      credentials: key ? 'same-origin' : 'omit',
       referrerPolicy: 'no-referrer'
     };
     if (body !== undefined) {
@@ -148,7 +166,7 @@
           try { data = JSON.parse(text); } catch (e) { data = null; }
         }
         var msg = data && typeof data.error === 'string' ? data.error : '';
-        if (res.status === 401) {
+        if (res.status === 401 && key) {
           clearKey();
           showLogin('The API key was refused' + (msg ? ' (' + msg + ')' : '') + '. Enter the owner API key again.');
           throw new ApiError(401, msg || 'unauthorized', true);
@@ -199,7 +217,14 @@
     return box;
   }
 
+  // isPublicPage: this page needs no key (the verify page).
+  function isPublicPage() {
+    var page = pages[document.body.dataset.page];
+    return !!(page && page.public);
+  }
+
   function showLogin(message) {
+    if (isPublicPage()) return; // never ask for the key where none is needed
     var box = $('login') || buildLogin();
     $('content').hidden = true;
     $('forget-key').hidden = true;
@@ -214,6 +239,15 @@
   var started = {};
 
   function start() {
+    var name = document.body.dataset.page;
+    var page = pages[name];
+    if (page && page.public) {
+      // No key form, no "Forget API key": the key, if this tab holds one,
+      // is left alone for the other pages and not used here.
+      $('content').hidden = false;
+      run(name, page);
+      return;
+    }
     if (!currentKey()) {
       showLogin('');
       return;
@@ -222,10 +256,12 @@
     if (box) box.hidden = true;
     $('content').hidden = false;
     $('forget-key').hidden = false;
-    var page = pages[document.body.dataset.page];
-    if (!page) return;
-    if (!started[document.body.dataset.page]) {
-      started[document.body.dataset.page] = true;
+    if (page) run(name, page);
+  }
+
+  function run(name, page) {
+    if (!started[name]) {
+      started[name] = true;
       if (page.init) page.init();
     }
     page.load();
@@ -238,6 +274,12 @@
       setText('ov-conflicts', '…');
       setText('ov-instances', '…');
       setText('ov-unread', '…');
+      setText('ov-projects', '…');
+      api('GET', '/v1/projects').then(function (d) {
+        var list = arr(d.projects).map(obj);
+        var withState = list.filter(function (p) { return num(p.state_version) > 0; }).length;
+        setText('ov-projects', list.length + ' project' + (list.length === 1 ? '' : 's') + ', ' + withState + ' with a state');
+      }, function (err) { if (!err.auth) setText('ov-projects', 'unavailable: ' + err.message); });
       api('GET', '/v1/sync/conflicts?unresolved=true&limit=100').then(function (d) {
         var n = arr(d.conflicts).length;
         var more = d.next_cursor ? '+' : '';
@@ -721,11 +763,360 @@
     load: function () { loadNotifications(false); }
   };
 
+  // ---- anchors (the projects page and the public verify page) -------------
+
+  // VERIFY_STATUS explains each status of GET /v1/verify/{name}.
+  var VERIFY_STATUS = {
+    anchored: 'on chain, the hash matches',
+    pending: 'not on chain yet',
+    mismatch: 'the chain holds another hash',
+    conflict: 'home found another hash on chain when anchoring',
+    unverified: 'this daemon reads no chain; home recorded it anchored'
+  };
+
+  // anchorError: the version's anchor contradicts its hash.
+  function anchorError(v) {
+    var s = str(v.status);
+    return s === 'mismatch' || s === 'conflict' || (s === 'unverified' && v.match === false);
+  }
+
+  // codeOrDash shows a hash (or any identifier) as code, '—' when absent.
+  function codeOrDash(v) {
+    return v === null || v === undefined || v === '' ? el('span', { class: 'absent' }, '—') : el('code', null, str(v));
+  }
+
+  // resetVerify empties the anchors view and shows message instead.
+  function resetVerify(message) {
+    ['verify-verdict', 'verify-meta', 'verify-list', 'verify-howto'].forEach(function (id) { $(id).hidden = true; });
+    var empty = $('verify-empty');
+    empty.textContent = message;
+    empty.hidden = !message;
+  }
+
+  // verdict sums up a verify answer: { kind: ok | error | info, text }.
+  function verdict(d, versions) {
+    var project = str(d.project);
+    if (versions.length === 0) {
+      return { kind: 'info', text: 'Nothing to verify: no state version of ' + project + ' is held here yet.' };
+    }
+    var counts = {};
+    var order = [];
+    var bad = 0;
+    versions.forEach(function (v) {
+      var s = str(v.status) || 'unknown';
+      if (!counts[s]) { counts[s] = 0; order.push(s); }
+      counts[s]++;
+      if (anchorError(v)) bad++;
+    });
+    var parts = order.map(function (s) { return counts[s] + ' ' + s; }).join(', ');
+    var n = versions.length + ' version' + (versions.length === 1 ? '' : 's');
+    if (d.verified === true && bad === 0) {
+      return { kind: 'ok', text: 'Verified: all ' + n + ' of ' + project + ' are anchored on chain with matching hashes.' };
+    }
+    if (bad > 0) {
+      var which = versions.filter(anchorError).map(function (v) { return num(v.version) + ' (' + str(v.status) + ')'; }).join(', ');
+      return { kind: 'error', text: 'NOT verified: the chain contradicts version ' + which + ' of ' + project + '. ' + n + ': ' + parts + '.' };
+    }
+    return { kind: 'info', text: 'Not verified yet: ' + n + ' of ' + project + ': ' + parts + '.' };
+  }
+
+  // renderVerify shows an answer of GET /v1/verify/{name}: the verdict, the
+  // chain and project id, each version's status and hashes, and how to check
+  // it independently.
+  function renderVerify(d) {
+    var versions = arr(d.versions).map(obj);
+    var chain = d.chain === null || d.chain === undefined ? null : obj(d.chain);
+    var v = verdict(d, versions);
+    var p = $('verify-verdict');
+    p.className = 'verdict ' + v.kind;
+    p.dataset.verified = d.verified === true ? 'true' : 'false';
+    p.textContent = v.text;
+    p.hidden = false;
+
+    var dl = $('verify-meta');
+    var pairs = [
+      ['Project', str(d.project), { data: { field: 'project' } }],
+      ['Project id (keyed hash, as the chain knows it)', str(d.project_id), { class: 'mono', data: { field: 'project_id' } }]
+    ];
+    if (chain) {
+      pairs.push(['Chain', str(chain.kind) + ' (chain id ' + num(chain.chain_id) + ')', { data: { field: 'chain' } }]);
+      pairs.push(['Contract', str(chain.contract), { class: 'mono', data: { field: 'contract' } }]);
+    } else {
+      pairs.push(['Chain', 'none: this daemon reads no chain, so the statuses come from the home instance\'s replicated records', { data: { field: 'chain' } }]);
+    }
+    metaList(dl, pairs);
+    dl.hidden = false;
+
+    renderRows('verify-list', 'verify-empty', versions.map(function (x) {
+      var status = str(x.status) || 'unknown';
+      var error = anchorError(x);
+      var note = VERIFY_STATUS[status] || '';
+      if (status === 'unverified' && x.match === false) note = 'home\'s record holds another hash';
+      var anchored = x.anchored_at ? [fmtTime(x.anchored_at)] : [el('span', { class: 'absent' }, '—')];
+      if (x.anchored_by) anchored.push(el('br'), el('span', { class: 'muted' }, 'by '), el('code', null, str(x.anchored_by)));
+      var tx = x.tx_hash ? [el('code', null, str(x.tx_hash))] : [el('span', { class: 'absent' }, '—')];
+      if (x.block_number) tx.push(el('br'), el('span', { class: 'muted' }, 'block ' + num(x.block_number)));
+      return el('tr', { class: error ? 'anchor-error' : null, data: { version: String(num(x.version)), status: status } },
+        el('td', { data: { field: 'version' } }, String(num(x.version))),
+        el('td', { data: { field: 'status' } },
+          el('span', { class: 'badge anchor ' + (error ? 'error' : status === 'anchored' ? 'ok' : 'waiting') }, status),
+          note ? el('span', { class: 'muted' }, ' ' + note) : null),
+        el('td', { data: { field: 'state_hash' } }, codeOrDash(x.state_hash)),
+        el('td', { data: { field: 'onchain_state_hash' } }, codeOrDash(x.onchain_state_hash)),
+        el('td', null, x.anchor_id ? String(num(x.anchor_id)) : el('span', { class: 'absent' }, '—')),
+        el.apply(null, ['td', null].concat(anchored)),
+        el.apply(null, ['td', null].concat(tx)));
+    }));
+    if (versions.length === 0) setText('verify-empty', 'No state version is held here yet.');
+
+    var how = $('verify-howto');
+    how.replaceChildren(el('strong', null, 'How to check it yourself: '), document.createTextNode(str(d.how_to_verify)));
+    how.hidden = !d.how_to_verify;
+  }
+
+  // ---- projects -------------------------------------------------------------
+
+  // STATE_LISTS are the lists of a Project State, in the order shown; a list
+  // a newer schema adds is shown after them.
+  var STATE_LISTS = ['decisions', 'milestones', 'risks', 'assumptions', 'open_questions', 'priorities',
+    'constraints', 'vision', 'vocabulary', 'metrics'];
+
+  // Columns of a state table: these first and last, in this order, whatever
+  // order the fields arrive in; any other field in between.
+  var LEAD_COLS = ['id', 'title', 'term', 'name', 'statement', 'definition', 'value', 'unit', 'target', 'rank',
+    'severity', 'status', 'answer', 'superseded_by'];
+  var TAIL_COLS = ['evidence_memory_ids', 'evidence_root', 'created_version', 'updated_version'];
+
+  function colRank(c, i) {
+    var lead = LEAD_COLS.indexOf(c);
+    if (lead >= 0) return lead;
+    var tail = TAIL_COLS.indexOf(c);
+    return tail >= 0 ? 10000 + tail : 100 + i;
+  }
+
+  function humanize(k) {
+    k = str(k).replace(/_/g, ' ');
+    return k.charAt(0).toUpperCase() + k.slice(1);
+  }
+
+  function isHashField(k) {
+    return k === 'evidence_root' || /(^|_)hash$/.test(k);
+  }
+
+  // cellText is the text of one field of a state item.
+  function cellText(k, v) {
+    if (v === null || v === undefined || v === '') return '';
+    if (k === 'evidence_memory_ids' && Array.isArray(v)) return v.map(function (n) { return '#' + str(n); }).join(', ');
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (Array.isArray(v) && v.every(function (x) { return x === null || typeof x !== 'object'; })) return v.map(str).join(', ');
+    if (typeof v === 'object') return canon(v);
+    return String(v);
+  }
+
+  function cellNode(k, v) {
+    var text = cellText(k, v);
+    var content;
+    if (text === '') content = el('span', { class: 'absent' }, '—');
+    else if ((k === 'status' || k === 'severity') && typeof v === 'string') content = el('span', { class: 'badge', data: { value: v } }, text);
+    else if (isHashField(k) || k === 'id' || k === 'superseded_by') content = el('code', null, text);
+    else content = text;
+    return el('td', { data: { field: k } }, content);
+  }
+
+  // stateTable renders one list of the state as a table of its items'
+  // fields (the union of the fields of every item).
+  function stateTable(key, items) {
+    var cols = [];
+    items.forEach(function (it) {
+      if (isObject(it)) Object.keys(it).forEach(function (c) { if (cols.indexOf(c) < 0) cols.push(c); });
+    });
+    var seen = cols.slice();
+    cols.sort(function (a, b) { return colRank(a, seen.indexOf(a)) - colRank(b, seen.indexOf(b)); });
+    var head = el('tr');
+    (cols.length ? cols : ['value']).forEach(function (c) { head.appendChild(el('th', null, humanize(c))); });
+    var body = el('tbody');
+    items.forEach(function (it) {
+      if (!isObject(it)) {
+        body.appendChild(el('tr', null, el('td', { colspan: Math.max(cols.length, 1) }, cellText('', it) || '—')));
+        return;
+      }
+      var tr = el('tr', { data: { id: str(it.id) } });
+      cols.forEach(function (c) { tr.appendChild(cellNode(c, it[c])); });
+      body.appendChild(tr);
+    });
+    return el('section', { class: 'state-list', data: { list: key } },
+      el('h3', null, humanize(key) + ' ', el('span', { class: 'sub' }, '(' + items.length + ')')),
+      el('table', { id: 'state-' + key, class: 'list state' }, el('thead', null, head), body));
+  }
+
+  function renderState(v) {
+    var st = obj(v.state);
+    var meta = obj(st.state_meta);
+    var until = num(meta.consolidated_until_event);
+    var pairs = [
+      ['Version', String(num(v.version)), { data: { field: 'version' } }],
+      ['State hash', str(v.state_hash), { class: 'mono', data: { field: 'state_hash' } }],
+      ['Generated', fmtTime(v.generated_at)],
+      ['Schema version', String(num(v.schema_version))],
+      ['Phase', str(st.phase) || '(not set)', { data: { field: 'phase' } }],
+      ['Current focus', str(st.current_focus) || '(not set)', { data: { field: 'current_focus' } }],
+      ['Consolidated until memory', until ? '#' + until : 'none'],
+      ['Previous state hash', meta.previous_state_hash ? str(meta.previous_state_hash) : 'none (the first version)', { class: 'mono' }]
+    ];
+    // Any other field a newer schema adds.
+    Object.keys(st).sort().forEach(function (k) {
+      if (k === 'phase' || k === 'current_focus' || k === 'state_meta' || Array.isArray(st[k])) return;
+      pairs.push([humanize(k), cellText(k, st[k]) || '—', { data: { field: k } }]);
+    });
+    metaList($('state-meta'), pairs);
+
+    var keys = STATE_LISTS.concat(Object.keys(st).filter(function (k) {
+      return Array.isArray(st[k]) && STATE_LISTS.indexOf(k) < 0;
+    }).sort());
+    var sections = [];
+    keys.forEach(function (k) {
+      var items = arr(st[k]);
+      if (items.length > 0) sections.push(stateTable(k, items));
+    });
+    var box = $('state-lists');
+    box.replaceChildren.apply(box, sections);
+    $('state-lists-empty').hidden = sections.length > 0;
+    $('state-missing').hidden = true;
+    $('state-view').hidden = false;
+  }
+
+  var ps = { items: [], open: '', gen: 0 };
+
+  function projectPath(name) { return '/v1/project/' + encodeURIComponent(name); }
+  function verifyPath(name) { return '/v1/verify/' + encodeURIComponent(name); }
+
+  function loadProjects() {
+    return api('GET', '/v1/projects').then(function (d) {
+      ps.items = arr(d.projects).map(obj);
+      renderProjectList();
+    }, failed('Could not load the projects'));
+  }
+
+  function renderProjectList() {
+    renderRows('project-list', 'project-empty', ps.items.map(function (p) {
+      var name = str(p.name);
+      var open = el('button', { type: 'button', class: 'small', data: { open: name } }, 'Open');
+      open.addEventListener('click', function () { openProject(name); });
+      var v = num(p.state_version);
+      return el('tr', { data: { name: name }, class: ps.open === name ? 'selected' : null },
+        el('td', null, name),
+        el('td', null, str(p.description) || el('span', { class: 'absent' }, '—')),
+        el('td', null, String(num(p.memories))),
+        el('td', { data: { field: 'state_version' } }, v ? String(v) : 'none yet'),
+        el('td', { title: str(p.state_hash) }, p.state_hash ? el('code', null, short(p.state_hash)) : el('span', { class: 'absent' }, '—')),
+        el('td', null, open));
+    }));
+  }
+
+  function openProject(name) {
+    var gen = ++ps.gen;
+    ps.open = name;
+    renderProjectList();
+    clearStatus();
+    setText('project-title', 'Project ' + name);
+    $('project-verify-link').setAttribute('href', '/ui/verify?project=' + encodeURIComponent(name));
+    $('state-view').hidden = true;
+    var missing = $('state-missing');
+    missing.hidden = false;
+    missing.className = 'muted';
+    missing.textContent = 'Loading the state…';
+    resetVerify('Reading the anchors…');
+    $('project-detail').hidden = false;
+    try { history.replaceState(null, '', '/ui/projects?name=' + encodeURIComponent(name)); } catch (e) { /* ignore */ }
+
+    api('GET', projectPath(name) + '/state').then(function (v) {
+      if (gen === ps.gen) renderState(obj(v));
+    }, function (err) {
+      if (gen !== ps.gen || err.auth) return;
+      // 404: the project has no state version yet; the server says so.
+      missing.className = err.status === 404 ? 'note' : 'note error';
+      missing.textContent = err.status === 404 ? err.message : 'Could not load the state: ' + err.message;
+    });
+    // The anchors come from the public endpoint, without the key.
+    publicGet(verifyPath(name)).then(function (d) {
+      if (gen === ps.gen) renderVerify(obj(d));
+    }, function (err) {
+      if (gen === ps.gen) resetVerify((err.status === 404 ? '' : 'Could not read the anchors: ') + err.message);
+    });
+  }
+
+  function closeProject() {
+    ps.gen++;
+    ps.open = '';
+    $('project-detail').hidden = true;
+    try { history.replaceState(null, '', '/ui/projects'); } catch (e) { /* ignore */ }
+    renderProjectList();
+  }
+
+  var projectsPage = {
+    init: function () {
+      $('projects-refresh').addEventListener('click', function () {
+        clearStatus();
+        loadProjects();
+        if (ps.open) openProject(ps.open);
+      });
+      $('close-project').addEventListener('click', closeProject);
+    },
+    load: function () {
+      loadProjects();
+      var name = new URLSearchParams(location.search).get('name');
+      if (name) openProject(name);
+    }
+  };
+
+  // ---- verify (public) ------------------------------------------------------
+
+  var vs = { gen: 0 };
+
+  function runVerify(name) {
+    var gen = ++vs.gen;
+    clearStatus();
+    setText('verify-title', 'Project ' + name);
+    resetVerify('Reading the chain…');
+    $('verify-result').hidden = false;
+    $('verify-submit').disabled = true;
+    publicGet(verifyPath(name)).then(function (d) {
+      if (gen === vs.gen) renderVerify(obj(d));
+    }, function (err) {
+      if (gen !== vs.gen) return;
+      $('verify-result').hidden = true;
+      showStatus('error', 'Could not verify ' + name + ': ' + err.message);
+    }).then(function () {
+      if (gen === vs.gen) $('verify-submit').disabled = false;
+    });
+  }
+
+  var verifyPage = {
+    public: true,
+    init: function () {
+      $('verify-form').addEventListener('submit', function (ev) {
+        ev.preventDefault();
+        var name = $('verify-name').value.trim();
+        if (!name) return;
+        try { history.replaceState(null, '', '/ui/verify?project=' + encodeURIComponent(name)); } catch (e) { /* ignore */ }
+        runVerify(name);
+      });
+    },
+    load: function () {
+      var name = (new URLSearchParams(location.search).get('project') || '').trim();
+      $('verify-name').value = name;
+      if (name) runVerify(name);
+      else $('verify-name').focus();
+    }
+  };
+
   var pages = {
     overview: overview,
+    projects: projectsPage,
     conflicts: conflictsPage,
     instances: instancesPage,
-    notifications: notificationsPage
+    notifications: notificationsPage,
+    verify: verifyPage
   };
 
   function boot() {
