@@ -63,6 +63,15 @@ func memoryOf(d *Daemon, id string) map[string]any {
 func sameEverywhere(t *testing.T, id string, wantConflicts int, ds ...*Daemon) []string {
 	t.Helper()
 	var ids []string
+	defer func() {
+		if t.Failed() {
+			for _, d := range ds {
+				got, ops := conflictIDs(d)
+				_, st := d.Do("GET", "/v1/sync/status", nil)
+				t.Logf("%s: memory %v; conflicts %v %v; sync %v", d.Name, memoryOf(d, id), got, ops, st)
+			}
+		}
+	}()
 	Eventually(t, syncTimeout, "rows and conflict records to converge", func() bool {
 		first := memoryOf(ds[0], id)
 		ids, _ = conflictIDs(ds[0])

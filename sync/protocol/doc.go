@@ -35,7 +35,7 @@
 // connected peers (live push). A range that fails verification is dropped,
 // reported as EventRejected and not asked again from that peer until it
 // announces a new head (or after RejectHold); a fork stops that feed with
-// that peer for good (EventFork). Requests unanswered after RequestTimeout
-// disconnect the peer. Lost peers in the SetPeers list are redialled with
+// that peer for good (EventFork). A request unanswered after RequestTimeout,
+// while the peer sent nothing else either, disconnects the peer. Lost peers in the SetPeers list are redialled with
 // exponential backoff and jitter.
 package protocol

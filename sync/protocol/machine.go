@@ -22,7 +22,10 @@ type Config struct {
 	MaxInflight int
 	// MaxBatchEntries bounds the entries asked per request (default 4096).
 	MaxBatchEntries uint64
-	// RequestTimeout disconnects a peer that leaves a request unanswered (default 1m).
+	// RequestTimeout disconnects a peer that leaves a request unanswered and
+	// sends nothing else for that long (default 20s): a peer still streaming
+	// data for earlier requests is not timed out, one that went silent (a
+	// session whose stream died unnoticed) is dropped and redialled.
 	RequestTimeout time.Duration
 	// RejectHold is how long a feed is not asked again from a peer that sent a
 	// range failing verification, unless it announces a new head (default 10s).
@@ -212,7 +215,7 @@ func New(cfg Config) *Machine {
 		cfg.MaxBatchEntries = 4096
 	}
 	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = time.Minute
+		cfg.RequestTimeout = 20 * time.Second
 	}
 	if cfg.RejectHold <= 0 {
 		cfg.RejectHold = 10 * time.Second
@@ -524,7 +527,11 @@ func (m *Machine) Tick(now time.Time) {
 			continue
 		}
 		for _, r := range ps.inflight {
-			if now.Sub(r.sent) >= m.cfg.RequestTimeout {
+			last := r.sent
+			if ps.lastSeen.After(last) {
+				last = ps.lastSeen
+			}
+			if now.Sub(last) >= m.cfg.RequestTimeout {
 				m.out.Events = append(m.out.Events, Event{Kind: EventTimeout, Peer: p, Feed: r.feed})
 				m.out.Disconnect = append(m.out.Disconnect, p)
 				break

@@ -274,3 +274,28 @@ func TestStaleRangeAsksOtherPeers(t *testing.T) {
 		t.Fatalf("p not asked after announcing a newer head: %+v", rs)
 	}
 }
+
+// A peer still sending (Data for other requests, heads) is not timed out
+// for a request it has not answered yet; once it goes silent it is.
+func TestRequestTimeoutCountsFromTheLastMessage(t *testing.T) {
+	m := New(Config{RequestTimeout: 10 * time.Second, MaxBatchEntries: 5})
+	m.PeerUp(t0, "p")
+	m.PeerHeads(t0, "p", []wire.Head{{Feed: fk(1), Length: 10}, {Feed: fk(2), Length: 10}})
+	rs := requests(m.Ready())
+	if len(rs) != 2 {
+		t.Fatalf("requests %+v", rs)
+	}
+	// At 8 s the peer answers the first; the second stays unanswered.
+	m.Receive(t0.Add(8*time.Second), "p", &wire.Data{ReqID: rs[0].ReqID, Range: wire.Range{Head: wire.Head{Feed: rs[0].Feed, Length: 10}, Entries: make([][]byte, 5)}})
+	m.Ready()
+	m.Stored(t0.Add(8*time.Second), "p", rs[0].ReqID, StoreResult{Outcome: Stored, Head: wire.Head{Feed: rs[0].Feed, Length: 5}})
+	m.Ready()
+	m.Tick(t0.Add(12 * time.Second))
+	if o := m.Ready(); len(o.Disconnect) != 0 {
+		t.Fatal("timed out a peer that answered 4 s ago")
+	}
+	m.Tick(t0.Add(18 * time.Second))
+	if o := m.Ready(); len(o.Disconnect) != 1 {
+		t.Fatalf("a peer silent for 10 s with a request open was kept: %+v", o)
+	}
+}
