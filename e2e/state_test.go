@@ -112,6 +112,10 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 	if strings.Contains(doc["project_id"].(string), "chain") || doc["chain"] == nil {
 		t.Fatalf("verify document: %v", doc)
 	}
+	if st, sv := home.Do("GET", "/v1/project/chain/state", nil); st != 200 || sv["anchor"].(map[string]any)["status"] != "anchored" ||
+		sv["anchor"].(map[string]any)["tx_hash"] == nil {
+		t.Fatalf("state with its anchor = %d %v", st, sv)
+	}
 	if st, one := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || one["verified"] != true {
 		t.Fatalf("state anchor = %d %v", st, one)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
-	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -197,9 +196,10 @@ func (s *Server) mcpTools() []mcpTool {
 		{tool: mcp.NewTool(toolGetState,
 			mcp.WithDescription("Read a project's newest Project State (schema 2): phase, current_focus, decisions, milestones, "+
 				"risks and the other item lists, each item with its evidence_memory_ids and evidence_root, plus state_meta "+
-				"{version, consolidated_until_event, previous_state_hash} and the state_hash. Returns the version object."),
+				"{version, consolidated_until_event, previous_state_hash}, the state_hash, and anchor {status: pending|anchored, "+
+				"onchain_anchor_id, tx_hash, block_number}. Returns the version object."),
 			mcp.WithString("project", mcp.Required(), mcp.MinLength(1), mcp.Description("The project name, as in memories' project field.")),
-			mcpOutputSchema[state.Version](),
+			mcpOutputSchema[stateResponse](),
 			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpGetProjectState},
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
@@ -61,13 +62,47 @@ func (s *Server) writeProjectError(w http.ResponseWriter, r *http.Request, err e
 	}
 }
 
+// stateResponse is a state version with its anchoring (GET
+// /v1/project/{name}/state and get_project_state), as in the seed's example.
+type stateResponse struct {
+	state.Version
+	Anchor stateAnchor `json:"anchor"`
+}
+
+// stateAnchor is home's record of a version's anchoring (replicated).
+type stateAnchor struct {
+	Status          string `json:"status"` // pending, anchored or conflict
+	OnchainAnchorID uint64 `json:"onchain_anchor_id,omitempty"`
+	TxHash          string `json:"tx_hash,omitempty"`
+	BlockNumber     uint64 `json:"block_number,omitempty"`
+}
+
+// withAnchor adds home's anchor record of v.
+func (s *Server) withAnchor(v *state.Version) (stateResponse, error) {
+	out := stateResponse{Version: *v, Anchor: stateAnchor{Status: anchor.StatusPending}}
+	if s.cfg.DB == nil {
+		return out, nil
+	}
+	rec, ok, err := anchor.ReadRecord(s.cfg.DB, anchor.StateRecordID(v.Project, v.Version))
+	if err != nil || !ok {
+		return out, err
+	}
+	out.Anchor = stateAnchor{Status: rec.Status, OnchainAnchorID: rec.AnchorID, TxHash: rec.TxHash, BlockNumber: rec.Block}
+	return out, nil
+}
+
 func (s *Server) handleProjectState(w http.ResponseWriter, r *http.Request) {
 	v, err := s.cfg.Projects.Latest(r.PathValue("name"))
 	if err != nil {
 		s.writeProjectError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	out, err := s.withAnchor(v)
+	if err != nil {
+		s.writeDomainError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) handleProjectStateOps(w http.ResponseWriter, r *http.Request) {
@@ -191,7 +226,7 @@ func (s *Server) mcpGetProjectState(_ context.Context, raw json.RawMessage) (any
 	case err != nil:
 		return nil, err
 	}
-	return v, nil
+	return s.withAnchor(v)
 }
 
 func (s *Server) mcpUpdateProjectState(ctx context.Context, raw json.RawMessage) (any, error) {

@@ -36,7 +36,6 @@ import (
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
-	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
 )
@@ -249,7 +248,7 @@ func (s *Server) routeTable() []route {
 
 		owner("GET", "/v1/projects", s.handleProjectsList, routeDoc{tag: "projects", summary: "Projects: names, descriptions, memory counts and the newest state version", resp: projectsResponse{}}),
 		owner("POST", "/v1/projects", s.handleProjectsCreate, routeDoc{tag: "projects", summary: "Create or describe a project", body: projectRequest{}, resp: projectInfo{}, status: http.StatusCreated}),
-		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home)", resp: state.Version{}}),
+		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home), with its anchoring", resp: stateResponse{}}),
 		{method: "GET", path: "/v1/project/{name}/state/anchor", access: public, h: http.HandlerFunc(s.handleStateAnchor), query: []param{pVersion},
 			doc: routeDoc{tag: "projects", summary: "Is this state version anchored, and does the on-chain hash match? (public)", resp: verifyResponse{}}},
 		{method: "GET", path: "/v1/verify/{name}", access: public, h: http.HandlerFunc(s.handleVerify),
