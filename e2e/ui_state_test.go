@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The projects page and the public verify page (package gateway/ui) driven
+// in headless Chromium against real daemons: a real memory is numbered by
+// home, a project is consolidated from it and anchored on home's embedded
+// chain. Home's public verify page (no key ever entered) says the version
+// is anchored with REST's hash; the laptop's projects page (a satellite,
+// which reads no chain) shows the state and home's replicated anchor
+// record as unverified. The browser plumbing is ui_test.go's.
+func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
+	execPath := uiFindBrowser(t) // skip (or fail in CI) before starting any daemon
+	began := time.Now()
+	deadline := began.Add(uiBudget)
+	within := func() time.Duration { t.Helper(); return uiBound(t, deadline) }
+
+	// --- Two real daemons, a numbered memory, a consolidated and anchored state.
+	home, sats := cluster(t, "laptop")
+	laptop := sats[0]
+	const project, title, statement = "pages", "Static pages", "the web UI is static pages over the REST API"
+	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "the UI stays static, no build step", "project": project})
+	if st != 201 {
+		t.Fatalf("write: %d %v", st, m)
+	}
+	var number float64
+	Eventually(t, within(), "the memory's number", func() bool {
+		_, got := home.Do("GET", "/v1/memory/"+m["id"].(string), nil)
+		n, ok := got["number"].(float64)
+		number = n
+		return ok
+	})
+	st, v1 := home.Do("POST", "/v1/project/"+project+"/state/ops", map[string]any{"consolidated_until_event": number, "ops": []any{
+		map[string]any{"op": "add_decision", "title": title, "statement": statement, "evidence_memory_ids": []any{number}},
+		map[string]any{"op": "set_phase", "phase": "beta"},
+	}})
+	if st != 200 || v1["version"] != 1.0 || v1["applied_count"] != 2.0 {
+		t.Fatalf("consolidation = %d %v", st, v1)
+	}
+	hash, _ := v1["state_hash"].(string)
+	if hash == "" {
+		t.Fatalf("consolidation answered no state hash: %v", v1)
+	}
+	var doc map[string]any
+	Eventually(t, within(), "version 1 anchored on home (public verify, no key)", func() bool {
+		st, doc = home.DoKey("", "GET", "/v1/verify/"+project, nil)
+		return st == 200 && doc["verified"] == true
+	})
+	if vs, _ := doc["versions"].([]any); len(vs) != 1 || vs[0].(map[string]any)["onchain_state_hash"] != hash || vs[0].(map[string]any)["status"] != "anchored" {
+		t.Fatalf("home's verify document = %v, want version 1 anchored with %s", doc, hash)
+	}
+	// The laptop's page reads what the laptop holds: wait until version 1
+	// and home's anchor record have replicated to it.
+	Eventually(t, within(), "version 1 and home's anchor record on the laptop", func() bool {
+		if st, v := laptop.Do("GET", "/v1/project/"+project+"/state", nil); st != 200 || v["version"] != 1.0 || v["state_hash"] != hash {
+			return false
+		}
+		st, d := laptop.DoKey("", "GET", "/v1/verify/"+project, nil)
+		if st != 200 || d["chain"] != nil {
+			return false
+		}
+		vs, _ := d["versions"].([]any)
+		return len(vs) == 1 && vs[0].(map[string]any)["status"] == "unverified" && vs[0].(map[string]any)["match"] == true
+	})
+	t.Logf("anchored and replicated in %s", time.Since(began).Round(time.Millisecond))
+
+	verdict := `document.getElementById('verify-verdict')`
+	row1 := `document.querySelector('#verify-list tr[data-version="1"]')`
+	noKeyForm := `!document.getElementById('login') && document.getElementById('forget-key').hidden && !document.getElementById('content').hidden`
+
+	// --- (1) Home's public verify page, in a tab that never had a key.
+	s := newUITab(t, execPath, home.URL(), deadline)
+	s.open("/ui/verify?project=" + project)
+	s.wait("the verdict", `!`+verdict+`.hidden && `+uiCount(`#verify-list tbody tr`)+` === 1`)
+	s.check("no key form, no forget-key, no key in the tab", noKeyForm+` && sessionStorage.getItem('crow-api-key') === null`)
+	s.check("the name is pre-filled and titled", `document.getElementById('verify-name').value === `+uiJS(project)+
+		` && document.getElementById('verify-title').textContent === `+uiJS("Project "+project))
+	s.check("the verdict says verified",
+		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uiJS("Verified: all 1 version of "+project+" are anchored on chain with matching hashes.")+`)(`+verdict+`)`)
+	s.check("the chain and the project id are REST's",
+		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uiJS(doc["project_id"])+
+			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('embedded (chain id ')`)
+	s.check("version 1 anchored, with REST's state hash here and on chain",
+		`(r => r !== null && r.dataset.status === 'anchored' && !r.classList.contains('anchor-error')`+
+			` && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uiJS(hash)+
+			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uiJS(hash)+`)(`+row1+`)`)
+	s.check("no error shown", `document.getElementById('status').hidden && document.getElementById('verify-empty').hidden`)
+	s.clean("home's verify page")
+
+	// --- (2) The laptop's projects page: its own key, its replicated records.
+	s.do("open the laptop's /ui/projects?name="+project, chromedp.Navigate(laptop.URL()+"/ui/projects?name="+project))
+	s.wait("the laptop's key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.check("no data shown before a key", `document.getElementById('content').hidden`)
+	s.do("enter the laptop's key", chromedp.SendKeys(chromedp.ID("login-key"), laptop.Key), chromedp.Click(chromedp.ID("login-submit")))
+	s.wait("the decision", `(r => r !== null && r.querySelector('[data-field="title"]').textContent === `+uiJS(title)+`)(document.querySelector('#state-decisions tbody tr'))`)
+	s.check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === `+uiJS(laptop.Key)+` && document.getElementById('login').hidden`)
+	s.check("one decision, its statement and evidence",
+		uiCount(`#state-decisions tbody tr`)+` === 1 && (r => r.querySelector('[data-field="statement"]').textContent === `+uiJS(statement)+
+			` && r.querySelector('[data-field="evidence_memory_ids"]').textContent === `+uiJS("#"+uiJS(number))+`)(document.querySelector('#state-decisions tbody tr'))`)
+	s.check("version 1, REST's hash, the phase",
+		`document.querySelector('#state-meta [data-field="version"]').textContent === '1'`+
+			` && document.querySelector('#state-meta [data-field="state_hash"]').textContent === `+uiJS(hash)+
+			` && document.querySelector('#state-meta [data-field="phase"]').textContent === 'beta'`)
+	s.wait("the anchors", `!document.getElementById('verify-list').hidden && `+uiCount(`#verify-list tbody tr`)+` === 1`)
+	s.check("version 1 unverified: home's replicated record, which this daemon cannot check",
+		`(r => r !== null && r.dataset.status === 'unverified' && !r.classList.contains('anchor-error')`+
+			` && r.querySelector('[data-field="status"] .badge').textContent === 'unverified'`+
+			` && r.querySelector('[data-field="status"]').textContent === 'unverified this daemon reads no chain; home recorded it anchored'`+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uiJS(hash)+
+			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === '—')(`+row1+`)`)
+	s.check("no chain here, said so", `document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none: this daemon reads no chain')`)
+	s.check("the verdict: not verified here, no error",
+		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uiJS("Not verified yet: 1 version of "+project+": 1 unverified.")+`)(`+verdict+`)`)
+	s.check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === `+uiJS("/ui/verify?project="+project))
+	s.check("no error shown", `document.getElementById('status').hidden && document.getElementById('state-missing').hidden`)
+	s.clean("the laptop's projects page")
+
+	s.mu.Lock()
+	if len(s.dialogs) != 0 {
+		t.Errorf("dialogs: %q, want none", s.dialogs)
+	}
+	s.mu.Unlock()
+
+	took := time.Since(began)
+	t.Logf("projects and verify pages test took %s", took.Round(time.Millisecond))
+	if took > uiBudget {
+		t.Errorf("took %s, over the %s budget", took, uiBudget)
+	}
+}
