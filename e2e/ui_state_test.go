@@ -116,7 +116,7 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === '—')(`+row1+`)`)
 	s.check("no chain here, said so", `document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none: this daemon reads no chain')`)
 	s.check("the verdict: not verified here, no error",
-		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uiJS("Not verified yet: 1 version of "+project+": 1 unverified.")+`)(`+verdict+`)`)
+		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uiJS("Not verified here: this instance reads no chain, so it shows home's records (1 version of "+project+": 1 unverified). Verify on home, or against the chain yourself.")+`)(`+verdict+`)`)
 	s.check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === `+uiJS("/ui/verify?project="+project))
 	s.check("no error shown", `document.getElementById('status').hidden && document.getElementById('state-missing').hidden`)
 	s.clean("the laptop's projects page")

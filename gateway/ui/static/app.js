@@ -817,6 +817,10 @@
       var which = versions.filter(anchorError).map(function (v) { return num(v.version) + ' (' + str(v.status) + ')'; }).join(', ');
       return { kind: 'error', text: 'NOT verified: the chain contradicts version ' + which + ' of ' + project + '. ' + n + ': ' + parts + '.' };
     }
+    if (d.chain === null || d.chain === undefined) {
+      return { kind: 'info', text: 'Not verified here: this instance reads no chain, so it shows home\'s records (' + n + ' of ' +
+        project + ': ' + parts + '). Verify on home, or against the chain yourself.' };
+    }
     return { kind: 'info', text: 'Not verified yet: ' + n + ' of ' + project + ': ' + parts + '.' };
   }
 
