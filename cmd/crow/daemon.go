@@ -179,9 +179,11 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	if err != nil {
 		return err
 	}
-	var chainReader gateway.ChainReader
-	anchoring := func(ctx context.Context) error { <-ctx.Done(); return nil }
-	kickAnchoring := func() {}
+	var (
+		chainReader   gateway.ChainReader
+		homeOnly      []service // the services only home runs
+		kickAnchoring = func() {}
+	)
 	if chain != nil {
 		defer chain.Close()
 		chainReader = chain
@@ -190,7 +192,8 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		if h.Role == registry.RoleHome {
 			worker := anchor.NewWorker(anchor.WorkerConfig{DB: db, Writer: writer, Chain: chain, Seed: h.Seed(),
 				Logger: log.With("component", "anchor")})
-			anchoring, kickAnchoring = worker.Serve, worker.Kick
+			homeOnly = append(homeOnly, service{"anchoring", worker.Serve})
+			kickAnchoring = worker.Kick
 		}
 	}
 	fed := newFederation(h, reg, log)
@@ -254,14 +257,11 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 
 	// Home numbers memories (SPEC §10): one total order for every instance,
 	// replicated through the home-written memory_numbers table.
-	numbering := func(ctx context.Context) error { <-ctx.Done(); return nil }
 	if h.Role == registry.RoleHome {
-		numbering = memory.NewNumberer(db, writer, log.With("component", "numbering")).Serve
+		homeOnly = append(homeOnly, service{"numbering", memory.NewNumberer(db, writer, log.With("component", "numbering")).Serve})
 	}
-	err = runServices(ctx, log,
+	err = runServices(ctx, log, append(homeOnly,
 		service{"writer", writer.Serve},
-		service{"numbering", numbering},
-		service{"anchoring", anchoring},
 		service{"indexer", indexer.Serve},
 		service{"gateway", func(ctx context.Context) error { return gw.Serve(ctx, ln) }},
 		service{"sync", node.Serve},
@@ -306,7 +306,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 				return syncPeers(log, reg)
 			}, peersChanged)
 		}},
-	)
+	)...)
 	log.Info("crow stopped", "err", err)
 	return err
 }
