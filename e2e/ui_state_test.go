@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/crow-sync/crow/gateway/ui/uitest"
 )
 
 // The projects page and the public verify page (package gateway/ui) driven
@@ -13,12 +15,13 @@ import (
 // chain. Home's public verify page (no key ever entered) says the version
 // is anchored with REST's hash; the laptop's projects page (a satellite,
 // which reads no chain) shows the state and home's replicated anchor
-// record as unverified. The browser plumbing is ui_test.go's.
+// record as unverified. The browser plumbing is gateway/ui/uitest's, set up
+// by ui_test.go's newUITab.
 func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
-	execPath := uiFindBrowser(t) // skip (or fail in CI) before starting any daemon
+	execPath := uitest.FindBrowser(t, "the end-to-end web UI tests") // skip (or fail in CI) before starting any daemon
 	began := time.Now()
-	deadline := began.Add(uiBudget)
-	within := func() time.Duration { t.Helper(); return uiBound(t, deadline) }
+	budget := uitest.Budget{Wait: uiWait, Total: uiBudget, Deadline: began.Add(uiBudget)}
+	within := func() time.Duration { t.Helper(); return budget.Next(t) }
 
 	// --- Two real daemons, a numbered memory, a consolidated and anchored state.
 	home, sats := cluster(t, "laptop")
@@ -74,58 +77,56 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	noKeyForm := `!document.getElementById('login') && document.getElementById('forget-key').hidden && !document.getElementById('content').hidden`
 
 	// --- (1) Home's public verify page, in a tab that never had a key.
-	s := newUITab(t, execPath, home.URL(), deadline)
-	s.open("/ui/verify?project=" + project)
-	s.wait("the verdict", `!`+verdict+`.hidden && `+uiCount(`#verify-list tbody tr`)+` === 1`)
-	s.check("no key form, no forget-key, no key in the tab", noKeyForm+` && sessionStorage.getItem('crow-api-key') === null`)
-	s.check("the name is pre-filled and titled", `document.getElementById('verify-name').value === `+uiJS(project)+
-		` && document.getElementById('verify-title').textContent === `+uiJS("Project "+project))
-	s.check("the verdict says verified",
-		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uiJS("Verified: all 1 version of "+project+" are anchored on chain with matching hashes.")+`)(`+verdict+`)`)
-	s.check("the chain and the project id are REST's",
-		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uiJS(doc["project_id"])+
+	s := newUITab(t, execPath, home.URL(), budget)
+	s.Open("/ui/verify?project=" + project)
+	s.Wait("the verdict", `!`+verdict+`.hidden && `+uitest.Count(`#verify-list tbody tr`)+` === 1`)
+	s.Check("no key form, no forget-key, no key in the tab", noKeyForm+` && sessionStorage.getItem('crow-api-key') === null`)
+	s.Check("the name is pre-filled and titled", `document.getElementById('verify-name').value === `+uitest.JS(project)+
+		` && document.getElementById('verify-title').textContent === `+uitest.JS("Project "+project))
+	s.Check("the verdict says verified",
+		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: all 1 version of "+project+" are anchored on chain with matching hashes.")+`)(`+verdict+`)`)
+	s.Check("the chain and the project id are REST's",
+		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(doc["project_id"])+
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('embedded (chain id ')`)
-	s.check("version 1 anchored, with REST's state hash here and on chain",
+	s.Check("version 1 anchored, with REST's state hash here and on chain",
 		`(r => r !== null && r.dataset.status === 'anchored' && !r.classList.contains('anchor-error')`+
 			` && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uiJS(hash)+
-			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uiJS(hash)+`)(`+row1+`)`)
-	s.check("no error shown", `document.getElementById('status').hidden && document.getElementById('verify-empty').hidden`)
-	s.clean("home's verify page")
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hash)+
+			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hash)+`)(`+row1+`)`)
+	s.Check("no error shown", `document.getElementById('status').hidden && document.getElementById('verify-empty').hidden`)
+	s.Clean("home's verify page")
 
 	// --- (2) The laptop's projects page: its own key, its replicated records.
-	s.do("open the laptop's /ui/projects?name="+project, chromedp.Navigate(laptop.URL()+"/ui/projects?name="+project))
-	s.wait("the laptop's key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
-	s.check("no data shown before a key", `document.getElementById('content').hidden`)
-	s.do("enter the laptop's key", chromedp.SendKeys(chromedp.ID("login-key"), laptop.Key), chromedp.Click(chromedp.ID("login-submit")))
-	s.wait("the decision", `(r => r !== null && r.querySelector('[data-field="title"]').textContent === `+uiJS(title)+`)(document.querySelector('#state-decisions tbody tr'))`)
-	s.check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === `+uiJS(laptop.Key)+` && document.getElementById('login').hidden`)
-	s.check("one decision, its statement and evidence",
-		uiCount(`#state-decisions tbody tr`)+` === 1 && (r => r.querySelector('[data-field="statement"]').textContent === `+uiJS(statement)+
-			` && r.querySelector('[data-field="evidence_memory_ids"]').textContent === `+uiJS("#"+uiJS(number))+`)(document.querySelector('#state-decisions tbody tr'))`)
-	s.check("version 1, REST's hash, the phase",
+	s.Do("open the laptop's /ui/projects?name="+project, chromedp.Navigate(laptop.URL()+"/ui/projects?name="+project))
+	s.Wait("the laptop's key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.Check("no data shown before a key", `document.getElementById('content').hidden`)
+	s.Do("enter the laptop's key", chromedp.SendKeys(chromedp.ID("login-key"), laptop.Key), chromedp.Click(chromedp.ID("login-submit")))
+	s.Wait("the decision", `(r => r !== null && r.querySelector('[data-field="title"]').textContent === `+uitest.JS(title)+`)(document.querySelector('#state-decisions tbody tr'))`)
+	s.Check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === `+uitest.JS(laptop.Key)+` && document.getElementById('login').hidden`)
+	s.Check("one decision, its statement and evidence",
+		uitest.Count(`#state-decisions tbody tr`)+` === 1 && (r => r.querySelector('[data-field="statement"]').textContent === `+uitest.JS(statement)+
+			` && r.querySelector('[data-field="evidence_memory_ids"]').textContent === `+uitest.JS("#"+uitest.JS(number))+`)(document.querySelector('#state-decisions tbody tr'))`)
+	s.Check("version 1, REST's hash, the phase",
 		`document.querySelector('#state-meta [data-field="version"]').textContent === '1'`+
-			` && document.querySelector('#state-meta [data-field="state_hash"]').textContent === `+uiJS(hash)+
+			` && document.querySelector('#state-meta [data-field="state_hash"]').textContent === `+uitest.JS(hash)+
 			` && document.querySelector('#state-meta [data-field="phase"]').textContent === 'beta'`)
-	s.wait("the anchors", `!document.getElementById('verify-list').hidden && `+uiCount(`#verify-list tbody tr`)+` === 1`)
-	s.check("version 1 unverified: home's replicated record, which this daemon cannot check",
+	s.Wait("the anchors", `!document.getElementById('verify-list').hidden && `+uitest.Count(`#verify-list tbody tr`)+` === 1`)
+	s.Check("version 1 unverified: home's replicated record, which this daemon cannot check",
 		`(r => r !== null && r.dataset.status === 'unverified' && !r.classList.contains('anchor-error')`+
 			` && r.querySelector('[data-field="status"] .badge').textContent === 'unverified'`+
 			` && r.querySelector('[data-field="status"]').textContent === 'unverified this daemon reads no chain; home recorded it anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uiJS(hash)+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hash)+
 			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === '—')(`+row1+`)`)
-	s.check("no chain here, said so", `document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none: this daemon reads no chain')`)
-	s.check("the verdict: not verified here, no error",
-		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uiJS("Not verified here: this instance reads no chain, so it shows home's records (1 version of "+project+": 1 unverified). Verify on home, or against the chain yourself.")+`)(`+verdict+`)`)
-	s.check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === `+uiJS("/ui/verify?project="+project))
-	s.check("no error shown", `document.getElementById('status').hidden && document.getElementById('state-missing').hidden`)
-	s.clean("the laptop's projects page")
+	s.Check("no chain here, said so", `document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none: this daemon reads no chain')`)
+	s.Check("the verdict: not verified here, no error",
+		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uitest.JS("Not verified here: this instance reads no chain, so it shows home's records (1 version of "+project+": 1 unverified). Verify on home, or against the chain yourself.")+`)(`+verdict+`)`)
+	s.Check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === `+uitest.JS("/ui/verify?project="+project))
+	s.Check("no error shown", `document.getElementById('status').hidden && document.getElementById('state-missing').hidden`)
+	s.Clean("the laptop's projects page")
 
-	s.mu.Lock()
-	if len(s.dialogs) != 0 {
-		t.Errorf("dialogs: %q, want none", s.dialogs)
+	if d := s.Dialogs(); len(d) != 0 {
+		t.Errorf("dialogs: %q, want none", d)
 	}
-	s.mu.Unlock()
 
 	took := time.Since(began)
 	t.Logf("projects and verify pages test took %s", took.Round(time.Millisecond))

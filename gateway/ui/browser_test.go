@@ -1,24 +1,20 @@
 package ui_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/crow-sync/crow/gateway/ui"
+	"github.com/crow-sync/crow/gateway/ui/uitest"
 )
 
 // The browser test drives the real pages in headless Chromium against a fake
@@ -389,189 +385,19 @@ func (f *fakeAPI) handler() http.Handler {
 	})
 }
 
-// findBrowser returns the Chromium to drive. Without one the test is skipped
-// on a developer machine and fails in CI (CI=true), where .ci/run installs it.
-func findBrowser(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no browser found (chromium, chromium-browser or google-chrome on PATH): the web UI browser test must run in CI; .ci/run installs the Debian package chromium")
-	}
-	t.Skip("no browser found (chromium, chromium-browser, google-chrome); install chromium to run the web UI browser test")
-	return ""
-}
-
-// session is one browser tab on the fake server.
-type session struct {
-	t    *testing.T
-	ctx  context.Context
-	base string
-
-	mu         sync.Mutex
-	dialogs    []string // "type: message"
-	exceptions []string
-}
-
-func (s *session) text() string {
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
-	defer cancel()
-	txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ''`))
-	if err != nil {
-		return "(page text unavailable: " + err.Error() + ")"
-	}
-	return txt
-}
-
-func (s *session) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		s.t.Fatalf("%s: %v\n--- page text:\n%s", what, err, s.text())
-	}
-}
-
-// wait polls the JavaScript predicate until it is true.
-func (s *session) wait(what, predicate string) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
-		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(8*time.Second)))
-	if err != nil {
-		s.t.Fatalf("waiting for %s (%s): %v\n--- page text:\n%s", what, predicate, err, s.text())
-	}
-}
-
-func eval[T any](s *session, expr string) T {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		s.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-// check fails the test unless the JavaScript predicate is true now.
-func (s *session) check(what, predicate string) {
-	s.t.Helper()
-	if !eval[bool](s, predicate) {
-		s.t.Errorf("%s: false: %s\n--- page text:\n%s", what, predicate, s.text())
-	}
-}
-
-// open navigates to a page and waits until app.js has shown its content.
-func (s *session) open(path string) {
-	s.t.Helper()
-	s.do("navigate to "+path, chromedp.Navigate(s.base+path))
-	s.wait(path+" shown", `!document.getElementById('content').hidden`)
-}
-
-// clean checks what must hold on every page: no dialog but the confirm of
-// Resolve all, no uncaught exception, no CSP violation, no element made
-// from row text.
-func (s *session) clean(where string) {
-	s.t.Helper()
-	s.mu.Lock()
-	for _, d := range s.dialogs {
-		if !strings.HasPrefix(d, "confirm: ") {
-			s.t.Errorf("%s: unexpected dialog %q (script from data ran?)", where, d)
-		}
-	}
-	for _, e := range s.exceptions {
-		s.t.Errorf("%s: uncaught exception: %s", where, e)
-	}
-	s.exceptions = nil
-	s.mu.Unlock()
-	if v := eval[[]string](s, `window.__csp || ['the CSP probe is missing']`); len(v) > 0 {
-		s.t.Errorf("%s: CSP violations: %v", where, v)
-	}
-	s.check(where+": no element from row text", `document.querySelectorAll('img').length === 0 && document.querySelectorAll('script').length === 1`)
-}
-
-// cspProbe runs before any page script (DevTools scripts are not subject to
-// the page's CSP) and records the violations the CSP reports.
-const cspProbe = `window.__csp = [];
-document.addEventListener('securitypolicyviolation', function (e) {
-  window.__csp.push(e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber);
-});`
-
-func rows(sel string) string {
-	return `document.querySelectorAll('` + sel + `').length`
-}
-
 // startBrowser starts headless Chromium with one tab on the server at base
 // (the caller registers the server's Close with t.Cleanup first, so the
-// browser goes before it).
-func startBrowser(t *testing.T, base string) *session {
+// browser goes before it). Every wait is bounded by 10 s, the whole test,
+// browser included, ends within a minute whatever happens.
+func startBrowser(t *testing.T, base string) *uitest.Tab {
 	t.Helper()
-	execPath := findBrowser(t)
-	began := time.Now()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-proxy-server", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	// The whole test, browser included, ends within a minute whatever happens.
-	root, cancelRoot := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancelRoot)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
-	t.Cleanup(cancelAlloc)
-
-	s := &session{t: t, base: base}
-	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			s.mu.Lock()
-			msg := e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				msg += " " + e.ExceptionDetails.Exception.Description
-			}
-			s.exceptions = append(s.exceptions, msg)
-			s.mu.Unlock()
-		}
-	}))
-	t.Cleanup(cancelTab)
-	s.ctx = ctx
-
-	// Start the browser (with no timeout of its own: see chromedp.Run).
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", execPath, err)
-	}
-	t.Logf("browser started in %s", time.Since(began).Round(time.Millisecond))
-
-	// Answer dialogs: accept confirm() (Resolve all), and dismiss anything
-	// else, which clean() reports.
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for ev, err := range dialogs {
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.dialogs = append(s.dialogs, string(ev.Type)+": "+ev.Message)
-			s.mu.Unlock()
-			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspProbe}); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	execPath := uitest.FindBrowser(t, "the web UI browser test")
+	return uitest.NewTab(t, execPath, base, uitest.Options{
+		Budget:  uitest.Budget{Wait: 10 * time.Second, Total: time.Minute, Deadline: time.Now().Add(time.Minute)},
+		Poll:    8 * time.Second,
+		Start:   time.Minute,
+		Confirm: "confirm: ",
+	})
 }
 
 func TestBrowserRecoveryView(t *testing.T) {
@@ -582,132 +408,130 @@ func TestBrowserRecoveryView(t *testing.T) {
 	s := startBrowser(t, srv.URL)
 
 	// --- The key form: no key yet, then a wrong key (401), then the right one.
-	s.do("open /ui/conflicts", chromedp.Navigate(s.base+"/ui/conflicts"))
-	s.wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
-	s.check("the form names the key file", `document.querySelector('#login label').textContent === 'Owner API key (the content of $CROW_HOME/api-key)'`)
-	s.check("no data shown before a key", `document.getElementById('content').hidden`)
+	s.Do("open /ui/conflicts", chromedp.Navigate(s.Base+"/ui/conflicts"))
+	s.Wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.Check("the form names the key file", `document.querySelector('#login label').textContent === 'Owner API key (the content of $CROW_HOME/api-key)'`)
+	s.Check("no data shown before a key", `document.getElementById('content').hidden`)
 
-	s.do("enter a wrong key", chromedp.SendKeys(chromedp.ID("login-key"), "not-the-key"), chromedp.Click(chromedp.ID("login-submit")))
-	s.wait("the 401 message", `!document.getElementById('login-msg').hidden && document.getElementById('login-msg').textContent.includes('wrong API key')`)
-	s.check("the refused key is forgotten", `sessionStorage.getItem('crow-api-key') === null && !document.getElementById('login').hidden && document.getElementById('content').hidden`)
+	s.Do("enter a wrong key", chromedp.SendKeys(chromedp.ID("login-key"), "not-the-key"), chromedp.Click(chromedp.ID("login-submit")))
+	s.Wait("the 401 message", `!document.getElementById('login-msg').hidden && document.getElementById('login-msg').textContent.includes('wrong API key')`)
+	s.Check("the refused key is forgotten", `sessionStorage.getItem('crow-api-key') === null && !document.getElementById('login').hidden && document.getElementById('content').hidden`)
 
-	s.do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
-	s.wait("3 unresolved conflicts", rows(`#conflict-list tbody tr`)+` === 3`)
-	s.check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === 'testkey' && document.getElementById('login').hidden`)
-	s.check("newest first", `[...document.querySelectorAll('#conflict-list tbody tr')].map(r => r.dataset.id).join() === 'c1,c2,c3'`)
+	s.Do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
+	s.Wait("3 unresolved conflicts", uitest.Count(`#conflict-list tbody tr`)+` === 3`)
+	s.Check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === 'testkey' && document.getElementById('login').hidden`)
+	s.Check("newest first", `[...document.querySelectorAll('#conflict-list tbody tr')].map(r => r.dataset.id).join() === 'c1,c2,c3'`)
 
 	// --- Detail of c1: both versions side by side and the per-field diff.
-	s.do("open c1", chromedp.Click(chromedp.CSS(`button[data-open="c1"]`)))
-	s.wait("the detail of c1", `!document.getElementById('detail').hidden && document.getElementById('detail-title').textContent.includes('mem-1')`)
-	s.check("current version: instance, lamport, deleted flag",
+	s.Do("open c1", chromedp.Click(chromedp.CSS(`button[data-open="c1"]`)))
+	s.Wait("the detail of c1", `!document.getElementById('detail').hidden && document.getElementById('detail-title').textContent.includes('mem-1')`)
+	s.Check("current version: instance, lamport, deleted flag",
 		`(t => t.includes('inst-home') && t.includes('12') && t.includes('Deleted') && t.includes('no') && t.includes('the current text'))(document.getElementById('version-current').textContent)`)
-	s.check("overwritten version: instance, lamport, data",
+	s.Check("overwritten version: instance, lamport, data",
 		`(t => t.includes('inst-laptop') && t.includes('11') && t.includes('"category": "old"'))(document.getElementById('version-overwritten').textContent)`)
-	s.wait("instance names from /v1/instances", `document.querySelector('#version-current [data-field="instance"]').textContent === 'home (inst-home)'`)
-	s.check("side by side", `(a => a[0].top === a[1].top && a[0].right <= a[1].left)([...document.querySelectorAll('.versions .version')].map(e => e.getBoundingClientRect()))`)
+	s.Wait("instance names from /v1/instances", `document.querySelector('#version-current [data-field="instance"]').textContent === 'home (inst-home)'`)
+	s.Check("side by side", `(a => a[0].top === a[1].top && a[0].right <= a[1].left)([...document.querySelectorAll('.versions .version')].map(e => e.getBoundingClientRect()))`)
 	for field, change := range map[string]string{"content": "changed", "tags": "added", "category": "removed", "importance": "same"} {
-		s.check("diff marks "+field+" "+change, fmt.Sprintf(`(r => r !== null && r.dataset.change === %q && r.classList.contains('diff-%s'))(document.querySelector('#diff tr[data-field="%s"]'))`, change, change, field))
+		s.Check("diff marks "+field+" "+change, fmt.Sprintf(`(r => r !== null && r.dataset.change === %q && r.classList.contains('diff-%s'))(document.querySelector('#diff tr[data-field="%s"]'))`, change, change, field))
 	}
-	s.check("a changed field is highlighted (CSS loaded under the CSP)",
+	s.Check("a changed field is highlighted (CSS loaded under the CSP)",
 		`getComputedStyle(document.querySelector('#diff tr[data-field="content"] td')).backgroundColor !== getComputedStyle(document.querySelector('#diff tr[data-field="importance"] td')).backgroundColor`)
-	s.check("markup in row data is shown as text", `document.getElementById('version-overwritten').textContent.includes('<img src=x onerror=alert(1)>') && document.querySelector('#diff tr[data-field="content"]').textContent.includes('<img src=x onerror=alert(1)>')`)
-	s.check("restore offered for an update", `!document.getElementById('restore').disabled && document.getElementById('restore-note').hidden`)
-	s.clean("detail of c1")
+	s.Check("markup in row data is shown as text", `document.getElementById('version-overwritten').textContent.includes('<img src=x onerror=alert(1)>') && document.querySelector('#diff tr[data-field="content"]').textContent.includes('<img src=x onerror=alert(1)>')`)
+	s.Check("restore offered for an update", `!document.getElementById('restore').disabled && document.getElementById('restore-note').hidden`)
+	s.Clean("detail of c1")
 
 	// --- Restore c1: the API is called and c1 leaves the unresolved list.
-	s.do("restore c1", chromedp.Click(chromedp.ID("restore")))
-	s.wait("c1 gone from the unresolved list", rows(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id="c1"]')`)
+	s.Do("restore c1", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("c1 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id="c1"]')`)
 	if !api.called("restore c1") {
 		t.Error("the fake API saw no restore of c1")
 	}
-	s.check("restore reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Restored the overwritten version of memories / mem-1')`)
-	s.check("the detail shows c1 resolved", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('keep').disabled && document.getElementById('restore').disabled`)
+	s.Check("restore reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Restored the overwritten version of memories / mem-1')`)
+	s.Check("the detail shows c1 resolved", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('keep').disabled && document.getElementById('restore').disabled`)
 
 	// --- Restore of a stale conflict: the 409 text is shown; then Keep.
-	s.do("open c3", chromedp.Click(chromedp.CSS(`button[data-open="c3"]`)))
-	s.wait("the detail of c3", `document.getElementById('detail-title').textContent.includes('mem-2') && !document.getElementById('restore').disabled`)
-	s.do("restore c3", chromedp.Click(chromedp.ID("restore")))
-	s.wait("the 409 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+jsString(staleMsg)+`)`)
-	s.wait("c3 still unresolved, keep offered", rows(`#conflict-list tbody tr[data-id="c3"]`)+` === 1 && !document.getElementById('keep').disabled`)
-	s.do("keep c3", chromedp.Click(chromedp.ID("keep")))
-	s.wait("c3 gone from the unresolved list", rows(`#conflict-list tbody tr`)+` === 1 && !document.querySelector('#conflict-list tr[data-id="c3"]')`)
+	s.Do("open c3", chromedp.Click(chromedp.CSS(`button[data-open="c3"]`)))
+	s.Wait("the detail of c3", `document.getElementById('detail-title').textContent.includes('mem-2') && !document.getElementById('restore').disabled`)
+	s.Do("restore c3", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the 409 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+uitest.JS(staleMsg)+`)`)
+	s.Wait("c3 still unresolved, keep offered", uitest.Count(`#conflict-list tbody tr[data-id="c3"]`)+` === 1 && !document.getElementById('keep').disabled`)
+	s.Do("keep c3", chromedp.Click(chromedp.ID("keep")))
+	s.Wait("c3 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 1 && !document.querySelector('#conflict-list tr[data-id="c3"]')`)
 	if !api.called("keep c3") {
 		t.Error("the fake API saw no keep of c3")
 	}
-	s.check("keep reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Kept the current version of memories / mem-2')`)
+	s.Check("keep reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Kept the current version of memories / mem-2')`)
 
 	// --- The insert collision: restore is not offered, with the reason.
-	s.do("open c2", chromedp.Click(chromedp.CSS(`button[data-open="c2"]`)))
-	s.wait("the detail of c2", `document.getElementById('detail-title').textContent.includes('note-7')`)
-	s.check("restore disabled for an insert collision, with the reason",
+	s.Do("open c2", chromedp.Click(chromedp.CSS(`button[data-open="c2"]`)))
+	s.Wait("the detail of c2", `document.getElementById('detail-title').textContent.includes('note-7')`)
+	s.Check("restore disabled for an insert collision, with the reason",
 		`document.getElementById('restore').disabled && !document.getElementById('restore-note').hidden && document.getElementById('restore-note').textContent.includes('insert collision') && !document.getElementById('keep').disabled`)
-	s.check("both versions of the collision are shown", `document.getElementById('version-current').textContent.includes("home's note") && document.getElementById('version-overwritten').textContent.includes("laptop's note")`)
+	s.Check("both versions of the collision are shown", `document.getElementById('version-current').textContent.includes("home's note") && document.getElementById('version-overwritten').textContent.includes("laptop's note")`)
 	if api.called("restore c2") {
 		t.Error("the UI asked to restore an insert collision")
 	}
 	// The server has the last word: a restore that reaches it anyway (a page
 	// older than a server rule) shows the server's 409 text.
-	s.do("force a restore of c2", chromedp.Evaluate[chromedp.Void](`(b => { b.disabled = false; b.click(); })(document.getElementById('restore'))`))
-	s.wait("the 409 of the insert collision", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes('restore refused: notes/note-7 is an insert collision; resolve it by hand')`)
-	s.wait("restore disabled again", `document.getElementById('restore').disabled && !document.getElementById('keep').disabled`)
+	s.Do("force a restore of c2", chromedp.Evaluate[chromedp.Void](`(b => { b.disabled = false; b.click(); })(document.getElementById('restore'))`))
+	s.Wait("the 409 of the insert collision", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes('restore refused: notes/note-7 is an insert collision; resolve it by hand')`)
+	s.Wait("restore disabled again", `document.getElementById('restore').disabled && !document.getElementById('keep').disabled`)
 	if !api.called("restore c2") {
 		t.Error("the forced restore of c2 did not reach the fake API")
 	}
 
 	// --- Resolve all, confirmed in the dialog.
-	s.do("resolve all", chromedp.Click(chromedp.ID("resolve-all")))
-	s.wait("an empty unresolved list", rows(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
+	s.Do("resolve all", chromedp.Click(chromedp.ID("resolve-all")))
+	s.Wait("an empty unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
 	if !api.called("resolve-all ") {
 		calls, _ := api.snapshot()
 		t.Errorf("the fake API saw no resolve-all of every table; calls: %v", calls)
 	}
-	s.mu.Lock()
-	if len(s.dialogs) != 1 || !strings.HasPrefix(s.dialogs[0], "confirm: Resolve all unresolved conflicts of all tables") {
-		t.Errorf("dialogs: %q, want one confirm of Resolve all", s.dialogs)
+	if d := s.Dialogs(); len(d) != 1 || !strings.HasPrefix(d[0], "confirm: Resolve all unresolved conflicts of all tables") {
+		t.Errorf("dialogs: %q, want one confirm of Resolve all", d)
 	}
-	s.mu.Unlock()
-	s.check("resolve all reported", `document.getElementById('status').textContent === 'Resolved 1 conflict by keeping the current versions.'`)
-	s.check("the open detail is refreshed", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · kept current')`)
+	s.Check("resolve all reported", `document.getElementById('status').textContent === 'Resolved 1 conflict by keeping the current versions.'`)
+	s.Check("the open detail is refreshed", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · kept current')`)
 
 	// --- Filters: all, then one table.
-	s.do("show all", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'all'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-resolved'))`))
-	s.wait("all 3 conflicts, resolved", rows(`#conflict-list tbody tr`)+` === 3 && `+rows(`#conflict-list .badge.resolved`)+` === 3`)
-	s.do("only notes", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'notes'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-table'))`))
-	s.wait("only the notes conflict", rows(`#conflict-list tbody tr`)+` === 1 && document.querySelector('#conflict-list tbody tr').dataset.id === 'c2'`)
-	s.clean("recovery view")
+	s.Do("show all", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'all'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-resolved'))`))
+	s.Wait("all 3 conflicts, resolved", uitest.Count(`#conflict-list tbody tr`)+` === 3 && `+uitest.Count(`#conflict-list .badge.resolved`)+` === 3`)
+	s.Do("only notes", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'notes'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-table'))`))
+	s.Wait("only the notes conflict", uitest.Count(`#conflict-list tbody tr`)+` === 1 && document.querySelector('#conflict-list tbody tr').dataset.id === 'c2'`)
+	s.Clean("recovery view")
 
 	// --- Overview: counts from the API (the key is kept for the tab).
-	s.open("/ui/")
-	s.wait("overview counts", `document.getElementById('ov-unread').textContent === '1 unread notification' && document.getElementById('ov-conflicts').textContent === 'No unresolved conflicts' && document.getElementById('ov-instances').textContent === '2 instances, 1 online'`)
-	s.clean("overview")
+	s.Open("/ui/")
+	s.Wait("overview counts", `document.getElementById('ov-unread').textContent === '1 unread notification' && document.getElementById('ov-conflicts').textContent === 'No unresolved conflicts' && document.getElementById('ov-instances').textContent === '2 instances, 1 online'`)
+	s.Clean("overview")
 
 	// --- Notifications: mark the conflict notification read.
-	s.open("/ui/notifications")
-	s.wait("2 notifications", rows(`#notification-list li`)+` === 2 && document.getElementById('unread-summary').textContent === '1 unread.'`)
-	s.check("the conflict notification links the recovery view", `document.querySelector('#notification-list li[data-id="n1"] a').getAttribute('href') === '/ui/conflicts'`)
-	s.check("a javascript: link is not made a link", `document.querySelectorAll('#notification-list a').length === 1`)
-	s.check("markup in a notification is text", `document.querySelector('#notification-list li[data-id="n2"]').textContent.includes('<script>alert(2)</script>')`)
-	s.do("mark n1 read", chromedp.Click(chromedp.CSS(`button[data-read="n1"]`)))
-	s.wait("n1 read", `document.querySelector('#notification-list li[data-id="n1"]').classList.contains('read') && document.getElementById('unread-summary').textContent === '0 unread.' && !document.querySelector('button[data-read]')`)
+	s.Open("/ui/notifications")
+	s.Wait("2 notifications", uitest.Count(`#notification-list li`)+` === 2 && document.getElementById('unread-summary').textContent === '1 unread.'`)
+	s.Check("the conflict notification links the recovery view", `document.querySelector('#notification-list li[data-id="n1"] a').getAttribute('href') === '/ui/conflicts'`)
+	s.Check("a javascript: link is not made a link", `document.querySelectorAll('#notification-list a').length === 1`)
+	s.Check("markup in a notification is text", `document.querySelector('#notification-list li[data-id="n2"]').textContent.includes('<script>alert(2)</script>')`)
+	s.Do("mark n1 read", chromedp.Click(chromedp.CSS(`button[data-read="n1"]`)))
+	s.Wait("n1 read", `document.querySelector('#notification-list li[data-id="n1"]').classList.contains('read') && document.getElementById('unread-summary').textContent === '0 unread.' && !document.querySelector('button[data-read]')`)
 	if !api.called("read n1") {
 		t.Error("the fake API saw no read of n1")
 	}
-	s.clean("notifications")
+	s.Clean("notifications")
 
 	// --- Instances: registry and replication status.
-	s.open("/ui/instances")
-	s.wait("2 instances", rows(`#instance-list tbody tr`)+` === 2`)
-	s.check("the offline satellite: never seen, not connected, lag 7",
+	s.Open("/ui/instances")
+	s.Wait("2 instances", uitest.Count(`#instance-list tbody tr`)+` === 2`)
+	s.Check("the offline satellite: never seen, not connected, lag 7",
 		`(t => t.includes('laptop') && t.includes('offline') && t.includes('never') && t.includes('not connected, lag 7'))(document.querySelector('#instance-list tr[data-id="inst-laptop"]').textContent)`)
-	s.check("self is marked", `document.querySelector('#instance-list tr[data-id="inst-home"]').textContent.includes('(this instance)')`)
-	s.check("peer lag", `document.querySelector('#peer-list tr[data-id="inst-laptop"] [data-field="lag"]').textContent === '7'`)
-	s.check("feeds", rows(`#feed-list tbody tr`)+` === 2 && document.getElementById('sync-summary').textContent.startsWith('Replication is running.')`)
-	s.clean("instances")
+	s.Check("self is marked", `document.querySelector('#instance-list tr[data-id="inst-home"]').textContent.includes('(this instance)')`)
+	s.Check("peer lag", `document.querySelector('#peer-list tr[data-id="inst-laptop"] [data-field="lag"]').textContent === '7'`)
+	s.Check("feeds", uitest.Count(`#feed-list tbody tr`)+` === 2 && document.getElementById('sync-summary').textContent.startsWith('Replication is running.')`)
+	s.Clean("instances")
 
 	// --- Forget the key: the form comes back and the API is not called.
 	_, before := api.snapshot()
-	s.do("forget the key", chromedp.Click(chromedp.ID("forget-key")))
-	s.wait("the key form again", `!document.getElementById('login').hidden && sessionStorage.getItem('crow-api-key') === null`)
+	s.Do("forget the key", chromedp.Click(chromedp.ID("forget-key")))
+	s.Wait("the key form again", `!document.getElementById('login').hidden && sessionStorage.getItem('crow-api-key') === null`)
 	if _, after := api.snapshot(); after != before {
 		t.Errorf("the UI called the API without a key")
 	}
@@ -715,15 +539,9 @@ func TestBrowserRecoveryView(t *testing.T) {
 	t.Logf("browser test took %s", time.Since(began).Round(time.Millisecond))
 }
 
-// jsString quotes s as a JavaScript string literal.
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 // setValue sets the value of the input with this id.
 func setValue(id, value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](`document.getElementById(` + jsString(id) + `).value = ` + jsString(value))
+	return chromedp.Evaluate[chromedp.Void](`document.getElementById(` + uitest.JS(id) + `).value = ` + uitest.JS(value))
 }
 
 // noCredentials checks that every public verify call since the first from
@@ -751,100 +569,100 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 	noKeyForm := `!document.getElementById('login') && document.getElementById('forget-key').hidden && !document.getElementById('content').hidden`
 
 	// --- The public verify page in a tab that never had a key.
-	s.open("/ui/verify?project=alpha")
-	s.wait("the verdict on alpha", `!`+verdict+`.hidden`)
-	s.check("no key form, no forget-key", noKeyForm)
-	s.check("the name is pre-filled", `document.getElementById('verify-name').value === 'alpha'`)
-	s.check("the verdict: not verified because of version 2",
+	s.Open("/ui/verify?project=alpha")
+	s.Wait("the verdict on alpha", `!`+verdict+`.hidden`)
+	s.Check("no key form, no forget-key", noKeyForm)
+	s.Check("the name is pre-filled", `document.getElementById('verify-name').value === 'alpha'`)
+	s.Check("the verdict: not verified because of version 2",
 		`(v => v.className === 'verdict error' && v.dataset.verified === 'false' && v.textContent.startsWith('NOT verified') && v.textContent.includes('version 2 (mismatch)'))(`+verdict+`)`)
-	s.check("project id, chain and contract",
-		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+jsString(projectID)+
+	s.Check("project id, chain and contract",
+		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(projectID)+
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent === 'embedded (chain id 1337)'`+
-			` && document.querySelector('#verify-meta [data-field="contract"]').textContent === `+jsString(contract))
-	s.check("two versions", rows(`#verify-list tbody tr`)+` === 2 && document.getElementById('verify-empty').hidden`)
-	s.check("version 1 anchored with its hashes",
+			` && document.querySelector('#verify-meta [data-field="contract"]').textContent === `+uitest.JS(contract))
+	s.Check("two versions", uitest.Count(`#verify-list tbody tr`)+` === 2 && document.getElementById('verify-empty').hidden`)
+	s.Check("version 1 anchored with its hashes",
 		`(r => r.dataset.status === 'anchored' && !r.classList.contains('anchor-error') && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+jsString(hashV1)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+jsString(hashV1)+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hashV1)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hashV1)+
 			`)(document.querySelector('#verify-list tr[data-version="1"]'))`)
-	s.check("version 2 mismatch, highlighted, both hashes shown",
+	s.Check("version 2 mismatch, highlighted, both hashes shown",
 		`(r => r.dataset.status === 'mismatch' && r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+jsString(hashV2)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+jsString(hashForged)+
+			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hashV2)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hashForged)+
 			` && getComputedStyle(r.querySelector('td')).backgroundColor !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).backgroundColor`+
 			`)(document.querySelector('#verify-list tr[data-version="2"]'))`)
-	s.check("how to verify", `(h => !h.hidden && h.textContent.includes(`+jsString(howTo)+`))(document.getElementById('verify-howto'))`)
-	s.clean("verify alpha")
+	s.Check("how to verify", `(h => !h.hidden && h.textContent.includes(`+uitest.JS(howTo)+`))(document.getElementById('verify-howto'))`)
+	s.Clean("verify alpha")
 
 	// The form: another project, fully anchored.
-	s.do("verify gamma", setValue("verify-name", ""), chromedp.SendKeys(chromedp.ID("verify-name"), "gamma"), chromedp.Click(chromedp.ID("verify-submit")))
-	s.wait("the verdict on gamma", verdict+`.className === 'verdict ok' && `+verdict+`.textContent.startsWith('Verified: all 1 version of gamma')`)
-	s.check("the address names the project", `location.search === '?project=gamma' && document.getElementById('verify-title').textContent === 'Project gamma'`)
+	s.Do("verify gamma", setValue("verify-name", ""), chromedp.SendKeys(chromedp.ID("verify-name"), "gamma"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the verdict on gamma", verdict+`.className === 'verdict ok' && `+verdict+`.textContent.startsWith('Verified: all 1 version of gamma')`)
+	s.Check("the address names the project", `location.search === '?project=gamma' && document.getElementById('verify-title').textContent === 'Project gamma'`)
 	// A project without a state: the server's message, still no key form.
-	s.do("verify beta notes", setValue("verify-name", "beta notes"), chromedp.Click(chromedp.ID("verify-submit")))
-	s.wait("the 404 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+jsString(noStateMsg)+`)`)
-	s.check("no result, no key form", `document.getElementById('verify-result').hidden && `+noKeyForm)
+	s.Do("verify beta notes", setValue("verify-name", "beta notes"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the 404 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+uitest.JS(noStateMsg)+`)`)
+	s.Check("no result, no key form", `document.getElementById('verify-result').hidden && `+noKeyForm)
 	keyed, unauthorized, auth := api.requests()
 	if keyed != 0 || unauthorized != 0 {
 		t.Errorf("the verify page made other API calls: %d with a key, %d refused", keyed, unauthorized)
 	}
 	noCredentials(t, "verify page without a key", auth, 0)
-	s.clean("verify form")
+	s.Clean("verify form")
 
 	// --- Projects: the key form first, then the list.
-	s.do("open /ui/projects", chromedp.Navigate(s.base+"/ui/projects"))
-	s.wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
-	s.do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
-	s.wait("2 projects", rows(`#project-list tbody tr`)+` === 2`)
-	s.check("alpha has state version 2, beta none", `document.querySelector('#project-list tr[data-name="alpha"] [data-field="state_version"]').textContent === '2'`+
+	s.Do("open /ui/projects", chromedp.Navigate(s.Base+"/ui/projects"))
+	s.Wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
+	s.Do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
+	s.Wait("2 projects", uitest.Count(`#project-list tbody tr`)+` === 2`)
+	s.Check("alpha has state version 2, beta none", `document.querySelector('#project-list tr[data-name="alpha"] [data-field="state_version"]').textContent === '2'`+
 		` && document.querySelector('#project-list tr[data-name="beta notes"] [data-field="state_version"]').textContent === 'none yet'`)
 
-	s.do("open alpha", chromedp.Click(chromedp.CSS(`button[data-open="alpha"]`)))
-	s.wait("alpha's decisions", rows(`#state-decisions tbody tr`)+` === 2`)
-	s.check("the address names the project", `location.search === '?name=alpha' && document.getElementById('project-title').textContent === 'Project alpha'`)
-	s.check("phase, focus and version", `document.querySelector('#state-meta [data-field="phase"]').textContent === 'build'`+
+	s.Do("open alpha", chromedp.Click(chromedp.CSS(`button[data-open="alpha"]`)))
+	s.Wait("alpha's decisions", uitest.Count(`#state-decisions tbody tr`)+` === 2`)
+	s.Check("the address names the project", `location.search === '?name=alpha' && document.getElementById('project-title').textContent === 'Project alpha'`)
+	s.Check("phase, focus and version", `document.querySelector('#state-meta [data-field="phase"]').textContent === 'build'`+
 		` && document.querySelector('#state-meta [data-field="current_focus"]').textContent === 'ship the verify page'`+
 		` && document.querySelector('#state-meta [data-field="version"]').textContent === '2'`)
-	s.check("a decision's fields", `(r => r.querySelector('[data-field="status"]').textContent === 'superseded' && r.querySelector('[data-field="superseded_by"]').textContent === 'dec_0002'`+
+	s.Check("a decision's fields", `(r => r.querySelector('[data-field="status"]').textContent === 'superseded' && r.querySelector('[data-field="superseded_by"]').textContent === 'dec_0002'`+
 		` && r.querySelector('[data-field="evidence_memory_ids"]').textContent === '#1, #2' && r.querySelector('[data-field="title"]').textContent === 'Store in SQLite')(document.querySelector('#state-decisions tr[data-id="dec_0001"]'))`)
-	s.check("the item fields first, the provenance last",
+	s.Check("the item fields first, the provenance last",
 		`[...document.querySelectorAll('#state-decisions th')].map(th => th.textContent).join() === 'Id,Title,Statement,Status,Superseded by,Evidence memory ids,Evidence root,Created version,Updated version'`)
-	s.check("markup in a decision and a risk is text",
-		`document.querySelector('#state-decisions tr[data-id="dec_0002"] [data-field="statement"]').textContent === `+jsString(xss)+
-			` && document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="title"]').textContent === `+jsString("Chain outage "+xss))
-	s.check("the risk's severity", `document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="severity"] .badge').textContent === 'high'`)
-	s.check("every non-empty list is a table, empty ones are not shown",
+	s.Check("markup in a decision and a risk is text",
+		`document.querySelector('#state-decisions tr[data-id="dec_0002"] [data-field="statement"]').textContent === `+uitest.JS(xss)+
+			` && document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="title"]').textContent === `+uitest.JS("Chain outage "+xss))
+	s.Check("the risk's severity", `document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="severity"] .badge').textContent === 'high'`)
+	s.Check("every non-empty list is a table, empty ones are not shown",
 		`[...document.querySelectorAll('#state-lists table')].map(t => t.id).join() === 'state-decisions,state-milestones,state-risks,state-vocabulary'`+
 			` && document.querySelector('#state-vocabulary [data-field="definition"]').textContent === 'a state hash written on chain'`)
-	s.wait("alpha's anchors", rows(`#verify-list tbody tr`)+` === 2`)
-	s.check("version 1 anchored", `document.querySelector('#verify-list tr[data-version="1"] [data-field="status"] .badge').textContent === 'anchored'`)
-	s.check("version 2 mismatch, highlighted as an error",
+	s.Wait("alpha's anchors", uitest.Count(`#verify-list tbody tr`)+` === 2`)
+	s.Check("version 1 anchored", `document.querySelector('#verify-list tr[data-version="1"] [data-field="status"] .badge').textContent === 'anchored'`)
+	s.Check("version 2 mismatch, highlighted as an error",
 		`(r => r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch' && getComputedStyle(r.querySelector('td')).color !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).color)(document.querySelector('#verify-list tr[data-version="2"]'))`)
-	s.check("the verdict", verdict+`.className === 'verdict error'`)
-	s.check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === '/ui/verify?project=alpha'`)
-	s.clean("project alpha")
+	s.Check("the verdict", verdict+`.className === 'verdict error'`)
+	s.Check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === '/ui/verify?project=alpha'`)
+	s.Clean("project alpha")
 
-	s.do("open beta notes", chromedp.Click(chromedp.CSS(`button[data-open="beta notes"]`)))
-	s.wait("beta's missing state", `!document.getElementById('state-missing').hidden && document.getElementById('state-missing').textContent === `+jsString(noStateMsg))
-	s.wait("no anchors for beta", `!document.getElementById('verify-empty').hidden && document.getElementById('verify-empty').textContent === `+jsString(noStateMsg))
-	s.check("no state, no anchors table", `document.getElementById('state-view').hidden && document.getElementById('verify-list').hidden && `+verdict+`.hidden`)
-	s.check("the address", `location.search === '?name=beta%20notes'`)
-	s.clean("project beta")
+	s.Do("open beta notes", chromedp.Click(chromedp.CSS(`button[data-open="beta notes"]`)))
+	s.Wait("beta's missing state", `!document.getElementById('state-missing').hidden && document.getElementById('state-missing').textContent === `+uitest.JS(noStateMsg))
+	s.Wait("no anchors for beta", `!document.getElementById('verify-empty').hidden && document.getElementById('verify-empty').textContent === `+uitest.JS(noStateMsg))
+	s.Check("no state, no anchors table", `document.getElementById('state-view').hidden && document.getElementById('verify-list').hidden && `+verdict+`.hidden`)
+	s.Check("the address", `location.search === '?name=beta%20notes'`)
+	s.Clean("project beta")
 
-	s.open("/ui/projects?name=alpha")
-	s.wait("alpha opened from the address", rows(`#state-decisions tbody tr`)+` === 2 && `+rows(`#verify-list tbody tr`)+` === 2`)
-	s.check("alpha selected", `document.querySelector('#project-list tr.selected').dataset.name === 'alpha'`)
-	s.clean("projects?name=alpha")
+	s.Open("/ui/projects?name=alpha")
+	s.Wait("alpha opened from the address", uitest.Count(`#state-decisions tbody tr`)+` === 2 && `+uitest.Count(`#verify-list tbody tr`)+` === 2`)
+	s.Check("alpha selected", `document.querySelector('#project-list tr.selected').dataset.name === 'alpha'`)
+	s.Clean("projects?name=alpha")
 
 	// --- The verify page again, now that the tab holds the key: still not sent.
 	keyed, _, auth = api.requests()
-	s.open("/ui/verify?project=alpha")
-	s.wait("the verdict on alpha", `!`+verdict+`.hidden && `+rows(`#verify-list tbody tr`)+` === 2`)
-	s.check("no key form, the key kept for the other pages", noKeyForm+` && sessionStorage.getItem('crow-api-key') === 'testkey'`)
+	s.Open("/ui/verify?project=alpha")
+	s.Wait("the verdict on alpha", `!`+verdict+`.hidden && `+uitest.Count(`#verify-list tbody tr`)+` === 2`)
+	s.Check("no key form, the key kept for the other pages", noKeyForm+` && sessionStorage.getItem('crow-api-key') === 'testkey'`)
 	keyedAfter, _, authAfter := api.requests()
 	if keyedAfter != keyed {
 		t.Errorf("the verify page made %d calls with the key", keyedAfter-keyed)
 	}
 	noCredentials(t, "verify page with the key in the tab", authAfter, len(auth))
-	s.clean("verify with a key in the tab")
+	s.Clean("verify with a key in the tab")
 
 	t.Logf("browser test took %s", time.Since(began).Round(time.Millisecond))
 }
