@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("sync", "replication state (status)", runSync)
+	register("sync", "replication state and control (status|pause|resume)", runSync)
 }
 
 func runSync(ctx context.Context, g *globals, args []string) error {

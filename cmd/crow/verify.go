@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("verify", "check a project's state versions against the chain (verify NAME [--url GATEWAY])", runVerify)
+	register("verify", "check a project's state versions against the chain (NAME [--url GATEWAY])", runVerify)
 }
 
 func runVerify(ctx context.Context, g *globals, args []string) error {
