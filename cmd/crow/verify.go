@@ -104,9 +104,12 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 		}
 	}
 	if !g.json {
-		if doc.Verified {
+		switch {
+		case doc.Verified:
 			fmt.Fprintln(g.stdout, "verified: every version is anchored and matches")
-		} else {
+		case doc.Chain == nil:
+			fmt.Fprintln(g.stdout, "not verified here: this instance reads no chain; run crow verify on home, or --url its gateway")
+		default:
 			fmt.Fprintln(g.stdout, "not fully verified yet: some versions are pending (anchoring runs every few seconds on home)")
 		}
 	}
