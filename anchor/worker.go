@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -84,6 +85,27 @@ type Worker struct {
 
 	mu   sync.Mutex
 	done map[string]bool // anchors row ids written (loaded at start)
+
+	nStates, nMemories, failures atomic.Uint64
+	lastSuccess                  atomic.Int64 // unix seconds of the last round without error
+}
+
+// WorkerStats counts the worker's work since it started.
+type WorkerStats struct {
+	States   uint64 // state versions anchored
+	Memories uint64 // memories anchored
+	Failures uint64 // rounds that failed (retried)
+	// LastSuccess is when a round last finished without error (zero: never).
+	LastSuccess time.Time
+}
+
+// Stats returns the worker's counters (for metrics).
+func (w *Worker) Stats() WorkerStats {
+	st := WorkerStats{States: w.nStates.Load(), Memories: w.nMemories.Load(), Failures: w.failures.Load()}
+	if t := w.lastSuccess.Load(); t != 0 {
+		st.LastSuccess = time.Unix(t, 0)
+	}
+	return st
 }
 
 // NewWorker returns a worker; run it with Serve.
@@ -112,7 +134,10 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if err := w.Round(ctx); err != nil && ctx.Err() == nil {
+			w.failures.Add(1)
 			w.log.Warn("anchoring round failed; retrying next round", "err", err)
+		} else if err == nil {
+			w.lastSuccess.Store(w.cfg.Clock.Now().Unix())
 		}
 		select {
 		case <-ctx.Done():
@@ -241,6 +266,9 @@ func (w *Worker) anchorStates(ctx context.Context, batch []pendingState) error {
 	for _, p := range batch {
 		w.done[p.id] = true
 	}
+	if err == nil {
+		w.nStates.Add(uint64(len(batch)))
+	}
 	w.log.Info("anchored state versions", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
 	return nil
 }
@@ -329,6 +357,7 @@ func (w *Worker) memories(ctx context.Context) error {
 		for _, id := range ids {
 			w.done[id] = true
 		}
+		w.nMemories.Add(uint64(len(ids)))
 		w.log.Info("anchored memories", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
 	}
 	return nil

@@ -56,6 +56,9 @@ func TestWorkerAnchorsPendingOnce(t *testing.T) {
 	if _, ok, _ := ReadRecord(env.DB, MemoryRecordID("m3")); ok {
 		t.Fatal("a deleted memory was anchored")
 	}
+	if st := w.Stats(); st.States != 2 || st.Memories != 2 || st.Failures != 0 {
+		t.Fatalf("stats = %+v", st)
+	}
 	count := anchorCount(t, ch.client)
 	// Nothing pending: a second round (and a fresh worker, reloading the
 	// records) sends no transaction.

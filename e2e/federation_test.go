@@ -89,6 +89,10 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 	Eventually(t, syncTimeout, "the refused peer call in the laptop's log", func() bool {
 		return strings.Contains(laptop.Log(), "peer called a tool outside the allow-list")
 	})
+	if _, m := laptop.DoRaw("GET", "/metrics"); !strings.Contains(m, `crow_federation_peer_requests_total{outcome="tool_denied"} 1`) ||
+		!strings.Contains(m, `crow_federation_peer_requests_total{outcome="admitted"}`) {
+		t.Fatalf("the laptop's federation metrics:\n%s", grepLines(m, "crow_federation"))
+	}
 	// The owner key still writes on the laptop's own /mcp.
 	if _, errText := callTool(t, mcpClient(t, laptop, "/mcp"), "crow_store_memory", map[string]any{"content": "owner write"}); errText != "" {
 		t.Fatalf("owner write: %q", errText)

@@ -116,6 +116,9 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 		sv["anchor"].(map[string]any)["tx_hash"] == nil {
 		t.Fatalf("state with its anchor = %d %v", st, sv)
 	}
+	if _, m := home.DoRaw("GET", "/metrics"); !strings.Contains(m, "crow_anchor_states_total 1") {
+		t.Fatalf("home's anchoring metrics:\n%s", grepLines(m, "crow_anchor"))
+	}
 	if st, one := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || one["verified"] != true {
 		t.Fatalf("state anchor = %d %v", st, one)
 	}

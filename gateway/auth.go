@@ -91,11 +91,13 @@ func (s *Server) requireOwnerOrPeer(h http.Handler) http.Handler {
 		}
 		issuer, err := s.cfg.VerifyPeerToken(key)
 		if err != nil {
+			s.metrics.peers.WithLabelValues("refused").Inc()
 			s.log.Warn("security: federation token refused", "remote", r.RemoteAddr, "err", err)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="crow", error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, "federation token refused: %s", err.Error())
 			return
 		}
+		s.metrics.peers.WithLabelValues("admitted").Inc()
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), peerKey{}, issuer)))
 	})
 }

@@ -113,6 +113,7 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.Streamab
 func (s *Server) toolHandler(t mcpTool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if peer, ok := peerOf(ctx); ok && (s.cfg.PeerAllowed == nil || !s.cfg.PeerAllowed(t.tool.Name)) {
+			s.metrics.peers.WithLabelValues("tool_denied").Inc()
 			s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", t.tool.Name)
 			return mcp.NewToolResultError(fmt.Sprintf("tool %s is not allowed for federated calls from instance %s "+
 				"(peers may call only the allow-listed search and read tools)", t.tool.Name, peer)), nil

@@ -28,6 +28,7 @@ type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	tools    *prometheus.HistogramVec
+	peers    *prometheus.CounterVec // federated calls by outcome
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -44,8 +45,12 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Help:    "MCP tool call latency by endpoint (mcp, router), tool and outcome (ok, error: a tool error result).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 		}, []string{"endpoint", "tool", "outcome"}),
+		peers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crow_federation_peer_requests_total",
+			Help: "Requests from peer instances to /mcp by outcome: admitted, refused (bad token: a security event), tool_denied (outside the allow-list).",
+		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.tools)
+	reg.MustRegister(m.requests, m.latency, m.tools, m.peers)
 	return m
 }
 

@@ -194,6 +194,14 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 				Logger: log.With("component", "anchor")})
 			homeOnly = append(homeOnly, service{"anchoring", worker.Serve})
 			kickAnchoring = worker.Kick
+			metrics.MustRegister(
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_states_total",
+					Help: "State versions anchored on chain by this home."}, func() float64 { return float64(worker.Stats().States) }),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_memories_total",
+					Help: "Memories (event hashes, encrypted content) anchored on chain by this home."}, func() float64 { return float64(worker.Stats().Memories) }),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_failed_rounds_total",
+					Help: "Anchoring rounds that failed and were retried."}, func() float64 { return float64(worker.Stats().Failures) }),
+			)
 		}
 	}
 	fed := newFederation(h, reg, log)
