@@ -112,13 +112,14 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 	if strings.Contains(doc["project_id"].(string), "chain") || doc["chain"] == nil {
 		t.Fatalf("verify document: %v", doc)
 	}
-	if st, sv := home.Do("GET", "/v1/project/chain/state", nil); st != 200 || sv["anchor"].(map[string]any)["status"] != "anchored" ||
-		sv["anchor"].(map[string]any)["tx_hash"] == nil {
-		t.Fatalf("state with its anchor = %d %v", st, sv)
-	}
-	if _, m := home.DoRaw("GET", "/metrics"); !strings.Contains(m, "crow_anchor_states_total 1") {
-		t.Fatalf("home's anchoring metrics:\n%s", grepLines(m, "crow_anchor"))
-	}
+	// The chain answers as soon as the transaction is mined; home's record
+	// of it (and its counter) follow.
+	Eventually(t, syncTimeout, "home's anchor record in the state and the metrics", func() bool {
+		st, sv := home.Do("GET", "/v1/project/chain/state", nil)
+		a, _ := sv["anchor"].(map[string]any)
+		_, m := home.DoRaw("GET", "/metrics")
+		return st == 200 && a["status"] == "anchored" && a["tx_hash"] != nil && strings.Contains(m, "crow_anchor_states_total 1")
+	})
 	if st, one := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || one["verified"] != true {
 		t.Fatalf("state anchor = %d %v", st, one)
 	}
