@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -205,7 +205,7 @@ func (w *Worker) states(ctx context.Context) error {
 			if w.done[id] {
 				return nil
 			}
-			h, err := parseHash(v.StateHash)
+			h, err := state.ParseHash(v.StateHash)
 			if err != nil {
 				w.log.Error("state version with an unreadable hash; not anchored", "row", r.RowID, "err", err)
 				return nil
@@ -296,7 +296,7 @@ func (w *Worker) memories(ctx context.Context) error {
 			if json.Unmarshal(r.Data, &n) != nil || n.Number == 0 {
 				return nil
 			}
-			eh, err := parseHash(n.EventHash)
+			eh, err := state.ParseHash(n.EventHash)
 			if err != nil {
 				return nil
 			}
@@ -361,17 +361,6 @@ func (w *Worker) memories(ctx context.Context) error {
 		w.log.Info("anchored memories", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
 	}
 	return nil
-}
-
-// parseHash reads "0x" + 64 hex digits.
-func parseHash(s string) ([32]byte, error) {
-	var h [32]byte
-	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
-	if err != nil || len(b) != 32 {
-		return h, fmt.Errorf("hash %q is not 0x + 64 hex digits", s)
-	}
-	copy(h[:], b)
-	return h, nil
 }
 
 // ReadRecord reads an anchors row (ok false if there is none: pending).

@@ -18,7 +18,6 @@ package projects
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -275,9 +274,8 @@ func (ix *evidenceIndex) Lookup(n uint64) (state.MemoryRef, bool) {
 		return state.MemoryRef{}, false
 	}
 	ref := state.MemoryRef{Number: n, Project: m.Project}
-	if b, err := hex.DecodeString(strings.TrimPrefix(e.eventHash, "0x")); err == nil && len(b) == 32 {
-		copy(ref.EventHash[:], b)
-		ref.HasEventHash = true
+	if h, err := state.ParseHash(e.eventHash); err == nil {
+		ref.EventHash, ref.HasEventHash = h, true
 	}
 	return ref, true
 }
