@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 	"github.com/dgraph-io/badger/v4"
 )
@@ -484,45 +484,14 @@ func EventHash(number uint64, project, contentHash string, createdAt time.Time, 
 func eventRecord(number uint64, project, contentHash string, createdAt time.Time, origin string) []byte {
 	b := make([]byte, 0, 160+len(project)+len(origin))
 	b = append(b, `{"content_hash":`...)
-	b = appendJCSString(b, contentHash)
+	b = state.AppendCanonicalString(b, contentHash)
 	b = append(b, `,"created_at":`...)
-	b = appendJCSString(b, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+	b = state.AppendCanonicalString(b, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	b = append(b, `,"number":`...)
 	b = strconv.AppendUint(b, number, 10)
 	b = append(b, `,"origin":`...)
-	b = appendJCSString(b, origin)
+	b = state.AppendCanonicalString(b, origin)
 	b = append(b, `,"project":`...)
-	b = appendJCSString(b, project)
+	b = state.AppendCanonicalString(b, project)
 	return append(b, '}')
-}
-
-// appendJCSString appends s as an RFC 8785 JSON string.
-func appendJCSString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for _, r := range s { // invalid UTF-8 yields utf8.RuneError (U+FFFD)
-		switch r {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			if r < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
-			} else {
-				b = utf8.AppendRune(b, r)
-			}
-		}
-	}
-	return append(b, '"')
 }

@@ -348,32 +348,38 @@ func utf16Key(r rune) int {
 	return int(r)
 }
 
-// appendString appends s as RFC 8785 §3.2.2.2 requires: " and \ escaped, the control
-// characters U+0000–U+001F as \b \t \n \f \r or \u00xx (lowercase hex), everything else as
-// is in UTF-8.
-func appendString(out []byte, s string) []byte {
+// appendString appends a string the canonicalizer validated (see AppendCanonicalString).
+func appendString(out []byte, s string) []byte { return AppendCanonicalString(out, s) }
+
+// AppendCanonicalString appends s as RFC 8785 §3.2.2.2 requires: " and \ escaped, the
+// control characters U+0000–U+001F as \b \t \n \f \r or \u00xx (lowercase hex),
+// everything else as is in UTF-8. Invalid UTF-8 is written as U+FFFD (I-JSON has no other
+// form for it). The memory event record (package memory) is encoded with it too.
+func AppendCanonicalString(out []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b == '"':
+	for _, r := range s { // invalid UTF-8 yields utf8.RuneError (U+FFFD)
+		switch r {
+		case '"':
 			out = append(out, '\\', '"')
-		case b == '\\':
+		case '\\':
 			out = append(out, '\\', '\\')
-		case b == '\b':
+		case '\b':
 			out = append(out, '\\', 'b')
-		case b == '\t':
+		case '\t':
 			out = append(out, '\\', 't')
-		case b == '\n':
+		case '\n':
 			out = append(out, '\\', 'n')
-		case b == '\f':
+		case '\f':
 			out = append(out, '\\', 'f')
-		case b == '\r':
+		case '\r':
 			out = append(out, '\\', 'r')
-		case b < 0x20:
-			out = append(out, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
 		default:
-			out = append(out, b) // UTF-8 sequences byte by byte: they were validated on input
+			if r < 0x20 {
+				out = append(out, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
+			} else {
+				out = utf8.AppendRune(out, r)
+			}
 		}
 	}
 	return append(out, '"')
