@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/projects"
@@ -174,15 +175,7 @@ func (s *Server) handleProjectsList(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Projects = append(out.Projects, *in)
 	}
-	slices.SortFunc(out.Projects, func(a, b projectInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out.Projects, func(a, b projectInfo) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -22,8 +23,9 @@ type summariesResponse struct {
 	Instances []federation.Summary `json:"instances"`
 }
 
-// localSummary computes this instance's own summary from its memories.
-func (s *Server) localSummary(ctx context.Context) (federation.Summary, error) {
+// LocalSummary computes this instance's own summary from its memories; the
+// daemon hands it to federation.NewSummaries, which puts it first.
+func (s *Server) LocalSummary(ctx context.Context) (federation.Summary, error) {
 	c, err := s.cfg.Memories.Count(ctx)
 	if err != nil {
 		return federation.Summary{}, err
@@ -34,24 +36,12 @@ func (s *Server) localSummary(ctx context.Context) (federation.Summary, error) {
 		sum.Projects = append(sum.Projects, federation.ProjectCount{ID: name, Name: name, Memories: n})
 	}
 	slices.SortFunc(sum.Projects, func(a, b federation.ProjectCount) int {
-		if a.Memories != b.Memories {
-			return b.Memories - a.Memories
-		}
-		if a.Name < b.Name {
-			return -1
-		}
-		return 1
+		return cmp.Or(cmp.Compare(b.Memories, a.Memories), cmp.Compare(a.Name, b.Name))
 	})
 	if sum.Projects == nil {
 		sum.Projects = []federation.ProjectCount{}
 	}
 	return sum, nil
-}
-
-// LocalSummary is this instance's own summary: the daemon hands it to
-// federation.NewSummaries, which puts it first.
-func (s *Server) LocalSummary(ctx context.Context) (federation.Summary, error) {
-	return s.localSummary(ctx)
 }
 
 func (s *Server) mcpInstanceSummaries(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -62,7 +52,7 @@ func (s *Server) mcpInstanceSummaries(ctx context.Context, raw json.RawMessage) 
 		return nil, err
 	}
 	if _, fromPeer := peerOf(ctx); a.SelfOnly || fromPeer || s.cfg.Summaries == nil {
-		sum, err := s.localSummary(ctx)
+		sum, err := s.LocalSummary(ctx)
 		if err != nil {
 			return nil, err
 		}
