@@ -41,8 +41,10 @@ type Peer struct {
 
 // ClientConfig configures a Client.
 type ClientConfig struct {
-	// Self is this instance's id.
-	Self string
+	// Self is this instance's id; SelfName its name (reported for the local
+	// part of a Search).
+	Self     string
+	SelfName string
 	// Tokens issues this instance's tokens; the audience is the peer's id.
 	Tokens *TokenSource
 	// Peers returns the current registered, non-revoked instances other

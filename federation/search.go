@@ -230,7 +230,7 @@ func (c *Client) selfName(peers []Peer) string {
 			return p.Name
 		}
 	}
-	return ""
+	return c.cfg.SelfName
 }
 
 // goTracked runs f on a goroutine Close waits for; false once closed.

@@ -140,11 +140,6 @@ func (s *Server) search(ctx context.Context, instances, query string, f memory.F
 		deadline = DefaultSearchDeadline
 	}
 	fr := s.cfg.Federation.Search(ctx, sc.targets, args, deadline, local)
-	for i := range fr.Instances {
-		if fr.Instances[i].ID == s.cfg.Self.InstanceID && fr.Instances[i].Name == "" {
-			fr.Instances[i].Name = s.cfg.Self.Name
-		}
-	}
 	out := searchResponse{Query: query, Results: make([]searchResult, 0, len(fr.Results)),
 		Instances: fr.Instances, Partial: fr.Partial}
 	for _, h := range fr.Results {

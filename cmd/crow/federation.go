@@ -56,10 +56,11 @@ func newFederation(h *home.Home, reg *registry.Registry, log *slog.Logger) *daem
 	}
 	return &daemonFederation{
 		client: federation.NewClient(federation.ClientConfig{
-			Self:   h.InstanceID,
-			Tokens: federation.NewTokenSource(h.InstanceID, h.InstanceKey(), time.Now),
-			Peers:  peers,
-			Logger: log.With("component", "federation"),
+			Self:     h.InstanceID,
+			SelfName: h.Name,
+			Tokens:   federation.NewTokenSource(h.InstanceID, h.InstanceKey(), time.Now),
+			Peers:    peers,
+			Logger:   log.With("component", "federation"),
 		}),
 		allow: allowList(h),
 		verify: func(token string) (string, error) {
