@@ -1,19 +1,17 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -42,10 +40,23 @@ type RemoteCaller interface {
 
 // mcpTool is one tool: its schema and the logic behind it. call returns the
 // structured result (a JSON object, or a *mcp.CallToolResult passed through
-// as is) or an error that toolResultError turns into an IsError result.
+// as is) or an error that toolErrorResult turns into an IsError result.
+// spec is the operation's (nil for the tools not yet in app's table).
 type mcpTool struct {
 	tool mcp.Tool
 	call func(ctx context.Context, args json.RawMessage) (any, error)
+	spec *app.Spec
+}
+
+// opTools are the MCP tools of app's table.
+func (s *Server) opTools() []mcpTool {
+	var out []mcpTool
+	for _, op := range app.Ops() {
+		if op.Info().Tool != "" {
+			out = append(out, mcpTool{tool: opTool(op), call: s.opToolCall(op), spec: op.Info()})
+		}
+	}
+	return out
 }
 
 // mcpRoutes returns the routes of /mcp and /router/mcp: every method, behind
@@ -53,7 +64,7 @@ type mcpTool struct {
 // token), bodies capped at MaxMCPBodyBytes. The router runs calls for other
 // instances through Config.Remote.
 func (s *Server) mcpRoutes() []route {
-	tools := s.mcpTools()
+	tools := append(s.opTools(), s.mcpTools()...)
 	local := s.newMCPServer("mcp", tools)
 	router := s.newMCPServer("router", s.routedTools(tools, s.cfg.Remote))
 	return []route{
@@ -90,14 +101,14 @@ crow_sync_status shows replication. Results are JSON objects with the same field
 // newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
 // labels its tool-call metrics.
 func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.StreamableHTTPServer {
-	ms := server.NewMCPServer("crow", s.cfg.Self.Version,
+	ms := server.NewMCPServer("crow", s.app.Self().Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(mcpInstructions),
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
 	)
 	for _, t := range tools {
-		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.toolHandler(t)))
+		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.mcpHandler(t)))
 	}
 	return server.NewStreamableHTTPServer(ms,
 		server.WithStreamableHTTPLogger(s.log.With("endpoint", "mcp")),
@@ -108,104 +119,34 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.Streamab
 	)
 }
 
-// toolHandler adapts t to mcp-go: arguments in, structured result or tool
-// error out.
-func (s *Server) toolHandler(t mcpTool) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if peer, ok := peerOf(ctx); ok && (s.cfg.PeerAllowed == nil || !s.cfg.PeerAllowed(t.tool.Name)) {
+// legacyPeerCheck applies the peer allow-list to a tool not yet in app's
+// table.
+func (s *Server) legacyPeerCheck(name string, call func(ctx context.Context, args json.RawMessage) (any, error)) func(ctx context.Context, args json.RawMessage) (any, error) {
+	return func(ctx context.Context, args json.RawMessage) (any, error) {
+		if peer, ok := peerOf(ctx); ok && (s.cfg.PeerAllowed == nil || !s.cfg.PeerAllowed(name)) {
 			s.metrics.peers.WithLabelValues("tool_denied").Inc()
-			s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", t.tool.Name)
-			return mcp.NewToolResultError(fmt.Sprintf("tool %s is not allowed for federated calls from instance %s "+
-				"(peers may call only the allow-listed search and read tools)", t.tool.Name, peer)), nil
+			s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", name)
+			return nil, app.Errorf(app.KindForbidden, "tool %s is not allowed for federated calls from instance %s "+
+				"(peers may call only the allow-listed search and read tools)", name, peer)
 		}
-		args, err := rawArguments(req)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
-		v, err := t.call(ctx, args)
-		if err != nil {
-			return s.toolResultError(ctx, t.tool.Name, err), nil
-		}
-		if res, ok := v.(*mcp.CallToolResult); ok {
-			return res, nil // a peer's answer, passed through
-		}
-		return mcp.NewToolResultStructuredOnly(v), nil
+		return call(ctx, args)
 	}
 }
 
-// rawArguments returns the call's arguments as a JSON object ("{}" when absent).
-func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
-	var raw json.RawMessage
-	switch a := req.GetRawArguments().(type) {
-	case json.RawMessage:
-		raw = a
-	case nil:
-	default:
-		b, err := json.Marshal(a)
-		if err != nil {
-			return nil, fmt.Errorf("arguments are not JSON: %w", err)
-		}
-		raw = b
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage("{}"), nil
-	}
-	return raw, nil
-}
-
-// toolError is a failure whose message is already fit for the caller.
-type toolError struct{ msg string }
-
-func (e *toolError) Error() string { return e.msg }
-
-func toolErrorf(format string, a ...any) error { return &toolError{msg: fmt.Sprintf(format, a...)} }
-
-// toolResultError turns err into an IsError result that says what to fix.
-func (s *Server) toolResultError(ctx context.Context, tool string, err error) *mcp.CallToolResult {
-	var terr *toolError
-	var verr *memory.ValidationError
-	switch {
-	case errors.As(err, &terr):
-		return mcp.NewToolResultError(terr.msg)
-	case errors.As(err, &verr):
-		return mcp.NewToolResultError("invalid argument " + verr.Error())
-	case errors.Is(err, memory.ErrNotFound):
-		return mcp.NewToolResultError("not found: " + err.Error())
-	case registryStatus(err) != http.StatusInternalServerError:
-		return mcp.NewToolResultError(registryHint(err))
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return mcp.NewToolResultError("the call was cancelled before it finished")
-	}
-	id := ctx.Value(requestIDKey)
-	s.log.Error("mcp tool failed", "tool", tool, "request_id", id, "err", err)
-	return mcp.NewToolResultErrorf("internal error in %s (request id %v); the crow daemon's log has the details", tool, id)
-}
-
-// registryHint is the tool error text of a registry error.
-func registryHint(err error) string {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, registry.ErrNotFound):
-		return msg + "; crow_list_instances lists the registered instances and their ids"
-	case errors.Is(err, registry.ErrInvalidURL):
-		return msg + "; give the peer's gateway URL, e.g. http://100.64.0.2:3001"
-	case errors.Is(err, registry.ErrUnhealthy):
-		return msg + "; check that crow serve runs there and that the URL is reachable from this machine"
-	}
-	return msg
-}
+// toolErrorf is an invalid-input error for the tools not yet in app's table.
+func toolErrorf(format string, a ...any) error { return app.Invalidf(format, a...) }
 
 // decodeArgs decodes the arguments object raw into dst, refusing unknown
 // arguments and wrong types with a message naming the argument.
 func decodeArgs(raw json.RawMessage, dst any) error {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var typ *json.UnmarshalTypeError
 		var syntax *json.SyntaxError
 		switch {
 		case errors.As(err, &typ) && typ.Field != "":
-			return toolErrorf("argument %q must be %s, got a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
+			return toolErrorf("argument %q must be %s, got a JSON %s", typ.Field, app.JSONKind(typ.Type), typ.Value)
 		case errors.As(err, &typ):
 			return toolErrorf("arguments must be a JSON object, got a JSON %s", typ.Value)
 		case errors.As(err, &syntax):
@@ -225,28 +166,56 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 	out := make([]mcpTool, 0, len(tools))
 	for _, t := range tools {
+		if t.spec != nil && t.spec.NoRoute {
+			continue
+		}
 		rt := t.tool
 		rt.Description = "Routed to the instance named by instance_id. " + t.tool.Description
-		rt.InputSchema.Properties = maps.Clone(t.tool.InputSchema.Properties)
-		if rt.InputSchema.Properties == nil {
-			rt.InputSchema.Properties = map[string]any{}
-		}
-		if t.tool.Name == toolSearch {
-			// the router searches exactly one instance: instance_id
-			delete(rt.InputSchema.Properties, "instances")
-		}
-		rt.InputSchema.Properties["instance_id"] = map[string]any{
-			"type": "string",
-			"description": "Id of the instance to run this tool on (crow_list_instances lists them; " +
-				"this instance's id is its \"self\"). Calls for other instances go to that instance's gateway, which runs " +
-				"only its allow-listed search and read tools for peers.",
-		}
-		rt.InputSchema.Required = append([]string{"instance_id"}, slices.DeleteFunc(slices.Clone(t.tool.InputSchema.Required),
-			func(n string) bool { return n == "instance_id" })...)
+		rt.RawInputSchema = routedSchema(t.tool)
+		rt.InputSchema = mcp.ToolInputSchema{}
 		r := &routedTool{s: s, local: t, remote: remote}
-		out = append(out, mcpTool{tool: rt, call: r.call})
+		out = append(out, mcpTool{tool: rt, call: r.call, spec: t.spec})
 	}
 	return out
+}
+
+// routedSchema is a tool's input schema with a required instance_id (and,
+// for search, without instances: the router searches exactly one).
+func routedSchema(t mcp.Tool) json.RawMessage {
+	var sch map[string]any
+	raw := t.RawInputSchema
+	if raw == nil {
+		raw, _ = json.Marshal(t.InputSchema)
+	}
+	_ = json.Unmarshal(raw, &sch)
+	if sch == nil {
+		sch = map[string]any{"type": "object"}
+	}
+	props, _ := sch["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	if t.Name == toolSearch {
+		delete(props, "instances")
+	}
+	props["instance_id"] = map[string]any{
+		"type": "string",
+		"description": "Id of the instance to run this tool on (crow_list_instances lists them; " +
+			"this instance's id is its \"self\"). Calls for other instances go to that instance's gateway, which runs " +
+			"only its allow-listed search and read tools for peers.",
+	}
+	sch["properties"] = props
+	req := []any{"instance_id"}
+	if old, ok := sch["required"].([]any); ok {
+		for _, n := range old {
+			if n != "instance_id" {
+				req = append(req, n)
+			}
+		}
+	}
+	sch["required"] = req
+	b, _ := json.Marshal(sch)
+	return b
 }
 
 // routedTool is one tool of /router/mcp.
@@ -270,7 +239,7 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	self := r.s.cfg.Self.InstanceID
+	self := r.s.app.Self().InstanceID
 	if id == self {
 		if r.local.tool.Name == toolSearch {
 			if _, ok := args["instances"]; ok {

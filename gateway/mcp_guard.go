@@ -28,7 +28,7 @@ import (
 // whenever they address the gateway by a loopback or its configured host.
 func (s *Server) browserGuard(next http.Handler) http.Handler {
 	var configured string
-	if u, err := url.Parse(s.cfg.Self.GatewayURL); err == nil {
+	if u, err := url.Parse(s.app.Self().GatewayURL); err == nil {
 		configured = strings.ToLower(u.Hostname())
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -7,76 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/memory"
 )
 
 // writeDomainError maps the domain packages' errors to HTTP answers.
 func (s *Server) writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
-	var verr *memory.ValidationError
-	var terr *toolError
-	switch {
-	case errors.As(err, &verr):
-		writeError(w, http.StatusBadRequest, "%s", verr.Error())
-	case errors.As(err, &terr): // a message fit for the caller
-		writeError(w, http.StatusBadRequest, "%s", terr.msg)
-	case errors.Is(err, memory.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not found: %s", r.PathValue("id"))
-	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
-		writeError(w, http.StatusServiceUnavailable, "request cancelled")
-	default:
-		s.log.Error("request failed", "path", r.URL.Path, "request_id", r.Context().Value(requestIDKey), "err", err)
-		writeError(w, http.StatusInternalServerError, "internal error (request id %v)", r.Context().Value(requestIDKey))
-	}
-}
-
-func (s *Server) handleMemoryCreate(w http.ResponseWriter, r *http.Request) {
-	var in memory.CreateInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
-		return
-	}
-	if in.Source == "" {
-		in.Source = "api"
-	}
-	m, err := s.cfg.Memories.Add(r.Context(), in)
-	if err != nil {
-		s.writeDomainError(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/v1/memory/"+url.PathEscape(m.ID))
-	writeJSON(w, http.StatusCreated, m)
-}
-
-func (s *Server) handleMemoryGet(w http.ResponseWriter, r *http.Request) {
-	m, err := s.cfg.Memories.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeDomainError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
-}
-
-func (s *Server) handleMemoryPatch(w http.ResponseWriter, r *http.Request) {
-	var p memory.PatchInput
-	if err := decodeJSON(w, r, &p); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
-		return
-	}
-	m, err := s.cfg.Memories.Update(r.Context(), r.PathValue("id"), p)
-	if err != nil {
-		s.writeDomainError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
-}
-
-func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := s.cfg.Memories.Delete(r.Context(), id); err != nil {
-		s.writeDomainError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, deleteResponse{ID: id, Deleted: true})
+	s.writeOpError(w, r, &app.Spec{Name: r.Pattern}, err)
 }
 
 // parseFilter reads the shared list/search filters from the query string.
@@ -120,36 +57,6 @@ func parseFilterLimit(q url.Values) (memory.Filter, int, error) {
 	}
 	limit, err := parseLimit(q)
 	return f, limit, err
-}
-
-func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f, limit, err := parseFilterLimit(q)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
-		return
-	}
-	order := q.Get("order")
-	if order != "" && order != "newest" && order != "oldest" {
-		writeError(w, http.StatusBadRequest, "order must be newest or oldest")
-		return
-	}
-	page, err := s.cfg.Memories.List(r.Context(), memory.ListOptions{
-		Filter: f, Cursor: q.Get("cursor"), Limit: limit, Oldest: order == "oldest",
-	})
-	if err != nil {
-		var verr *memory.ValidationError
-		if errors.As(err, &verr) {
-			writeError(w, http.StatusBadRequest, "%s", verr.Error())
-			return
-		}
-		s.writeDomainError(w, r, err)
-		return
-	}
-	if page.Memories == nil {
-		page.Memories = []memory.Memory{}
-	}
-	writeJSON(w, http.StatusOK, page)
 }
 
 // searchResponse is the answer of GET /v1/memories/search.

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/app"
 )
 
 // The gateway's metrics, served at /metrics with whatever else the daemon
@@ -93,22 +93,21 @@ func (s *Server) registerCollectors(reg prometheus.Registerer) {
 			}, func() float64 { return float64(w.Stats().Commits) }),
 		)
 	}
-	if cs := s.cfg.Conflicts; cs != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "crow_sync_conflicts_unresolved",
-			Help: "sync_conflicts records not resolved yet.",
-		}, func() float64 {
-			list, err := cs.List(conflicts.Filter{Unresolved: true})
-			if err != nil {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crow_sync_conflicts_unresolved",
+		Help: "sync_conflicts records not resolved yet.",
+	}, func() float64 {
+		yes := true
+		list, err := app.Call(context.Background(), s.app, app.ConflictsList, app.ConflictListIn{Unresolved: &yes})
+		if err != nil {
+			if app.KindOf(nil, err) != app.KindUnavailable {
 				s.log.Warn("metrics: counting unresolved conflicts", "err", err)
-				return 0
 			}
-			return float64(len(list))
-		}))
-	}
-	if s.cfg.SyncFeeds != nil || s.cfg.SyncNode != nil {
-		reg.MustRegister(&syncCollector{s: s})
-	}
+			return 0
+		}
+		return float64(len(list.Conflicts))
+	}))
+	reg.MustRegister(&syncCollector{s: s})
 }
 
 var (
@@ -131,8 +130,8 @@ func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	st, err := c.s.syncStatus(ctx)
-	if err != nil {
+	st, err := app.Call(ctx, c.s.app, app.SyncStatusOp, app.NoInput{})
+	if err != nil && app.KindOf(ctx, err) != app.KindUnavailable {
 		c.s.log.Warn("metrics: reading the sync status", "err", err)
 		// what was read before the failure is still reported
 	}

@@ -3,9 +3,12 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/crow-sync/crow/app"
 )
 
 // OpenAPIPath serves the gateway's OpenAPI 3.1 document. It is public: it
@@ -44,8 +47,8 @@ var pathParam = regexp.MustCompile(`\{([a-zA-Z_]+)\}`)
 
 // buildOpenAPI writes the document from the route table.
 func (s *Server) buildOpenAPI() []byte {
-	g := newSchemaGen()
-	errSchema := g.schemaOf(errorBody{})
+	g := app.NewSchemaGen("#/components/schemas/")
+	errSchema := g.Of(reflect.TypeFor[errorBody]())
 	errResp := func(desc string) map[string]any {
 		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
 	}
@@ -78,6 +81,9 @@ func (s *Server) buildOpenAPI() []byte {
 			for _, p := range rt.query {
 				params = append(params, queryParamDoc(p))
 			}
+			if rt.op != nil {
+				params = append(params, opQueryDocs(g, rt.op)...)
+			}
 			if params != nil {
 				op["parameters"] = params
 			}
@@ -97,16 +103,23 @@ func (s *Server) buildOpenAPI() []byte {
 			case rt.doc.text:
 				responses["200"] = map[string]any{"description": "OK", "content": map[string]any{
 					"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			case rt.op != nil:
+				responses[strconv.Itoa(rt.op.Info().SuccessStatus())] = map[string]any{"description": http.StatusText(rt.op.Info().SuccessStatus()),
+					"content": map[string]any{"application/json": map[string]any{"schema": g.Of(rt.op.Output())}}}
+				if body := rt.op.Input().InputSchema(g, app.SurfaceREST); body != nil {
+					op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+						"application/json": map[string]any{"schema": body}}}
+				}
 			default:
 				status := rt.doc.status
 				if status == 0 {
 					status = http.StatusOK
 				}
 				responses[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status), "content": map[string]any{
-					"application/json": map[string]any{"schema": g.schemaOf(rt.doc.resp)}}}
+					"application/json": map[string]any{"schema": g.Of(reflect.TypeOf(rt.doc.resp))}}}
 				if rt.doc.body != nil {
 					op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-						"application/json": map[string]any{"schema": g.schemaOf(rt.doc.body)}}}
+						"application/json": map[string]any{"schema": g.Of(reflect.TypeOf(rt.doc.body))}}}
 				}
 			}
 			op["responses"] = responses
@@ -118,7 +131,7 @@ func (s *Server) buildOpenAPI() []byte {
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"info": map[string]any{
 			"title":   "crow gateway",
-			"version": s.cfg.Self.Version,
+			"version": s.app.Self().Version,
 			"description": "The HTTP API of one crow instance: REST under /v1, MCP over streamable HTTP at /mcp and /router/mcp, " +
 				"health and Prometheus metrics. Every route needs the owner API key ($CROW_HOME/api-key) as " +
 				"`Authorization: Bearer KEY` or `x-api-key: KEY` unless its security list is empty. Errors are " +
@@ -133,7 +146,7 @@ func (s *Server) buildOpenAPI() []byte {
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "the owner API key"},
 				"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "x-api-key", "description": "the owner API key"},
 			},
-			"schemas": g.defs,
+			"schemas": g.Defs(),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -215,4 +228,29 @@ func operationID(method, path string) string {
 		b.WriteString(strings.NewReplacer("-", "_", ".", "_").Replace(seg))
 	}
 	return b.String()
+}
+
+// opQueryDocs are the OpenAPI parameter objects of an operation's query
+// fields.
+func opQueryDocs(g *app.SchemaGen, op app.Op) []any {
+	var out []any
+	in := op.Input()
+	for i := range in.Fields {
+		f := &in.Fields[i]
+		if f.In != app.InQuery {
+			continue
+		}
+		sch := f.Schema(g, app.SurfaceREST)
+		desc, _ := sch["description"].(string)
+		delete(sch, "description")
+		d := map[string]any{"name": f.RESTName, "in": "query", "schema": sch, "description": desc}
+		if f.Required {
+			d["required"] = true
+		}
+		if sch["type"] == "array" {
+			d["style"], d["explode"] = "form", true
+		}
+		out = append(out, d)
+	}
+	return out
 }

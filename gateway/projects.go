@@ -36,7 +36,7 @@ func (s *Server) consolidate(ctx context.Context, project string, req projects.R
 	}
 	if _, fromPeer := peerOf(ctx); fromPeer || s.cfg.ForwardConsolidation == nil {
 		return projects.Response{}, toolErrorf("only the home instance consolidates project state, and this instance (%s) is a %s",
-			s.cfg.Self.Name, s.cfg.Self.Role)
+			s.app.Self().Name, s.app.Self().Role)
 	}
 	res, err = s.cfg.ForwardConsolidation(ctx, project, req)
 	if err != nil {

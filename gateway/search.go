@@ -61,7 +61,7 @@ func (s *Server) parseScope(instances string) (searchScope, error) {
 	for _, id := range strings.Split(instances, ",") {
 		switch id = strings.TrimSpace(id); id {
 		case "":
-		case "local", s.cfg.Self.InstanceID:
+		case "local", s.app.Self().InstanceID:
 			sc.local = true
 		default:
 			sc.remote = true

@@ -24,59 +24,39 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/gateway/ui"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
-	crowsync "github.com/crow-sync/crow/sync"
 )
 
-// Self describes this instance for /health.
-type Self struct {
-	InstanceID string
-	Name       string
-	Role       string
-	CrowID     string
-	PublicKey  string // hex Ed25519
-	Version    string
-	GatewayURL string // the URL peers reach this gateway at
-	CreatedAt  string // RFC 3339: when this instance was initialised
-	// SyncAddrs returns the multiaddrs peers dial; it may change at run time.
-	SyncAddrs func() []string
-}
+// Self describes this instance (app.Self).
+type Self = app.Self
 
-// Config holds what the gateway composes. Every field but Logger and Registry
-// is required.
+// Config holds what the gateway composes. App is required; the rest is
+// optional.
 type Config struct {
-	Logger   *slog.Logger
-	Self     Self
-	Keys     *KeyChecker
-	Sign     func(challenge []byte) []byte // signs a health challenge with the instance key
-	Memories *memory.Service
-	// Instances is the registry of crow_instances.
+	Logger *slog.Logger
+	// App runs the operations; the gateway serves its table.
+	App  *app.App
+	Keys *KeyChecker
+	// Memories, Instances and the parts below serve the operations not yet
+	// in app's table (search, summaries, projects, verification).
+	Memories  *memory.Service
 	Instances *registry.Registry
-	// SyncNode is the replication node; SyncFeeds the feeds it replicates.
-	SyncNode  *crowsync.Node
-	SyncFeeds syncFeeds
-	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
-	SyncPause  func(paused bool)
-	SyncPaused func() bool
-	// DB and Writer serve the generic rows of /v1/tables.
-	DB     *store.DB
+	// Writer feeds the metrics collectors; DB serves the legacy project
+	// and verification handlers.
 	Writer *store.Writer
-	// Conflicts holds sync_conflicts records and notifications; Recovery
-	// resolves them (keep, restore, resolve all).
-	Conflicts *conflicts.Store
-	Recovery  *conflicts.Recovery
+	DB     *store.DB
 	// Projects holds the Project State versions; ForwardConsolidation sends
 	// a consolidation to home when this instance is not home (nil: refused).
 	Projects             *projects.Service
@@ -107,18 +87,15 @@ type Config struct {
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.
 	VerifyPeerToken func(token string) (issuer string, err error)
-	// PeerAllowed says which tools a peer may call through /mcp (deny by
-	// default: nil allows none).
+	// PeerAllowed, if set, overrides which tools a peer may call through
+	// /mcp (default: the operations app's table gives peer access).
 	PeerAllowed func(tool string) bool
-	// RotateAPIKey writes a new owner API key to the data directory and
-	// returns it (home.Home.RotateAPIKey); POST /v1/apikey/rotate calls it,
-	// then makes Keys accept only the new key.
-	RotateAPIKey func() (string, error)
 }
 
 // Server is the HTTP gateway.
 type Server struct {
 	cfg     Config
+	app     *app.App
 	log     *slog.Logger
 	keys    *KeyChecker
 	mux     *http.ServeMux
@@ -129,8 +106,6 @@ type Server struct {
 	// it and the tests walk it.
 	routes  []route
 	openapi []byte // the OpenAPI document, built once by New
-	// rotateMu serialises API key rotations (handleAPIKeyRotate).
-	rotateMu sync.Mutex
 }
 
 // access says who may call a route.
@@ -159,6 +134,9 @@ type route struct {
 	anyQuery bool
 	h        http.Handler
 	doc      routeDoc
+	// op is the operation of app's table the route serves (nil for the
+	// gateway's own routes).
+	op app.Op
 }
 
 // pattern is the route's ServeMux pattern.
@@ -177,7 +155,10 @@ func New(cfg Config) *Server {
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "gateway"), keys: cfg.Keys, mux: http.NewServeMux()}
+	if cfg.App == nil {
+		cfg.App = app.New(app.Deps{Logger: cfg.Logger})
+	}
+	s := &Server{cfg: cfg, app: cfg.App, log: cfg.Logger.With("component", "gateway"), keys: cfg.Keys, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Metrics)
 	s.registerCollectors(cfg.Metrics)
 
@@ -197,66 +178,38 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// routeTable is every route of the gateway. Paths and bodies are described
-// next to the handler so the OpenAPI document cannot drift from the mux.
+// routeTable is every route of the gateway: the REST operations of app's
+// table, the gateway's own (metrics, the OpenAPI document) and the MCP
+// endpoints.
 func (s *Server) routeTable() []route {
 	owner := func(method, path string, h http.HandlerFunc, doc routeDoc, query ...param) route {
 		return route{method: method, path: path, access: ownerOnly, h: h, doc: doc, query: query}
 	}
 	memFilters := []param{pProject, pCategory, pMinImportance, pTags, pLimit}
 	rs := []route{
-		{method: "GET", path: "/health", access: public, h: http.HandlerFunc(s.handleHealth), query: []param{pChallenge},
-			doc: routeDoc{tag: "instance", summary: "This instance's identity; with ?challenge=HEX a signature proving it holds the instance key", resp: healthResponse{}}},
 		{method: "GET", path: "/metrics", access: ownerOnly, h: promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}), anyQuery: true,
 			doc: routeDoc{tag: "operations", summary: "Prometheus metrics (text exposition format)", text: true}},
 		{method: "GET", path: OpenAPIPath, access: public, h: http.HandlerFunc(s.handleOpenAPI),
 			doc: routeDoc{tag: "operations", summary: "This OpenAPI 3.1 document", resp: map[string]any{}}},
-
-		owner("POST", "/v1/memory", s.handleMemoryCreate, routeDoc{tag: "memories", summary: "Store a memory", body: memory.CreateInput{}, resp: memory.Memory{}, status: http.StatusCreated}),
-		owner("GET", "/v1/memory/{id}", s.handleMemoryGet, routeDoc{tag: "memories", summary: "Read a memory", resp: memory.Memory{}}),
-		owner("PATCH", "/v1/memory/{id}", s.handleMemoryPatch, routeDoc{tag: "memories", summary: "Change fields of a memory (absent fields are kept)", body: memory.PatchInput{}, resp: memory.Memory{}}),
-		owner("DELETE", "/v1/memory/{id}", s.handleMemoryDelete, routeDoc{tag: "memories", summary: "Delete a memory", resp: deleteResponse{}}),
-		owner("GET", "/v1/memories/list", s.handleMemoryList, routeDoc{tag: "memories", summary: "List memories, newest first, a page at a time", resp: memory.Page{}},
-			append(memFilters, pCursor, pOrder)...),
+	}
+	for _, op := range app.Ops() {
+		if op.Info().Method != "" {
+			rs = append(rs, s.opRoute(op))
+		}
+	}
+	// Not yet in app's table.
+	rs = append(rs,
 		owner("GET", "/v1/memories/search", s.handleMemorySearch, routeDoc{tag: "memories", summary: "Full-text search of memories, best first", resp: searchResponse{}},
 			append([]param{pQ, pInstances}, memFilters...)...),
-
-		owner("GET", "/v1/instances", s.handleInstancesList, routeDoc{tag: "instances", summary: "The registered instances (machines) of this identity", resp: instancesResponse{}}),
-		owner("POST", "/v1/instances", s.handleInstancesRegister, routeDoc{tag: "instances", summary: "Register a peer by its gateway URL (it registers this instance back)", body: registerRequest{}, resp: registerResponse{}, status: http.StatusCreated}),
-		owner("DELETE", "/v1/instances/{id}", s.handleInstancesRevoke, routeDoc{tag: "instances", summary: "Revoke an instance", resp: registry.Instance{}}),
-		{method: "POST", path: registry.AnnouncePath, access: public, h: http.HandlerFunc(s.handleInstancesAnnounce),
-			doc: routeDoc{tag: "instances", summary: "A peer of this identity asks to be registered back (signed announcement)", body: registry.Announcement{}, resp: registry.Instance{}, status: http.StatusCreated}},
-
-		owner("GET", "/v1/sync/status", s.handleSyncStatus, routeDoc{tag: "sync", summary: "Replication state: feeds held here, peers and their lag", resp: syncStatusResponse{}}),
-		owner("POST", "/v1/sync/pause", s.handleSyncPause(true), routeDoc{tag: "sync", summary: "Pause replication (until resumed or restarted)", resp: pausedResponse{}}),
-		owner("POST", "/v1/sync/resume", s.handleSyncPause(false), routeDoc{tag: "sync", summary: "Resume replication", resp: pausedResponse{}}),
-		owner("GET", "/v1/sync/conflicts", s.handleConflictsList, routeDoc{tag: "sync", summary: "Sync conflict records, newest first", resp: conflictsResponse{}},
-			pTable, pRowID, pUnresolved, pListLimit, pCursor),
-		owner("GET", "/v1/sync/conflicts/{id}", s.handleConflictGet, routeDoc{tag: "sync", summary: "One sync conflict record", resp: conflicts.Conflict{}}),
-		owner("POST", "/v1/sync/conflicts/{id}/keep", s.handleConflictKeep, routeDoc{tag: "sync", summary: "Resolve a conflict by keeping the live version (idempotent; replicates)", resp: conflicts.Conflict{}}),
-		owner("POST", "/v1/sync/conflicts/{id}/restore", s.handleConflictRestore, routeDoc{tag: "sync", summary: "Write the overwritten version back as a new edit and resolve the conflict; 409 if the row changed since (stale), for insert collisions and crow_context rows", resp: restoreResponse{}}),
-		owner("POST", "/v1/sync/conflicts/resolve-all", s.handleConflictsResolveAll, routeDoc{tag: "sync", summary: "Keep the live version of every unresolved conflict (optionally of one table)", body: resolveAllRequest{}, resp: resolveAllResponse{}}),
-		owner("GET", "/v1/notifications", s.handleNotifications, routeDoc{tag: "sync", summary: "Notifications, newest first", resp: notificationsResponse{}},
-			pListLimit, pCursor),
-		owner("POST", "/v1/notifications/{id}/read", s.handleNotificationRead, routeDoc{tag: "sync", summary: "Mark a notification read", resp: readResponse{}}),
-
-		owner("GET", "/v1/tables/{table}/rows", s.handleRowList, routeDoc{tag: "tables", summary: "Rows of a synced table in row id order, a page at a time", resp: rowsResponse{}},
-			pCursor, pLimit, pDeleted, pRowOrder),
-		owner("GET", "/v1/tables/{table}/rows/{row_id}", s.handleRowGet, routeDoc{tag: "tables", summary: "One row (envelope) of a synced table", resp: store.Row{}}, pDeleted),
-		owner("PUT", "/v1/tables/{table}/rows/{row_id}", s.handleRowPut, routeDoc{tag: "tables", summary: "Insert or replace a row of a generic table (notes, settings, contacts, sources, blog_posts, crow_context)", body: rowData{}, resp: store.Row{}}),
-		owner("DELETE", "/v1/tables/{table}/rows/{row_id}", s.handleRowDelete, routeDoc{tag: "tables", summary: "Delete a row of a generic table (leaves a tombstone)", resp: rowDeletedResponse{}}),
-
 		owner("GET", "/v1/projects", s.handleProjectsList, routeDoc{tag: "projects", summary: "Projects: names, descriptions, memory counts and the newest state version", resp: projectsResponse{}}),
 		owner("POST", "/v1/projects", s.handleProjectsCreate, routeDoc{tag: "projects", summary: "Create or describe a project", body: projectRequest{}, resp: projectInfo{}, status: http.StatusCreated}),
 		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home), with its anchoring", resp: stateResponse{}}),
-		{method: "GET", path: "/v1/project/{name}/state/anchor", access: public, h: http.HandlerFunc(s.handleStateAnchor), query: []param{pVersion},
+		route{method: "GET", path: "/v1/project/{name}/state/anchor", access: public, h: http.HandlerFunc(s.handleStateAnchor), query: []param{pVersion},
 			doc: routeDoc{tag: "projects", summary: "Is this state version anchored, and does the on-chain hash match? (public)", resp: verifyResponse{}}},
-		{method: "GET", path: "/v1/verify/{name}", access: public, h: http.HandlerFunc(s.handleVerify),
+		route{method: "GET", path: "/v1/verify/{name}", access: public, h: http.HandlerFunc(s.handleVerify),
 			doc: routeDoc{tag: "projects", summary: "Verify every state version of a project against the chain (public)", resp: verifyResponse{}}},
 		owner("POST", "/v1/project/{name}/state/ops", s.handleProjectStateOps, routeDoc{tag: "projects", summary: "Consolidate: apply ops on home (a satellite forwards to home); invalid ops come back in rejected", body: projects.Request{}, resp: projects.Response{}}),
-
-		owner("POST", "/v1/apikey/rotate", s.handleAPIKeyRotate, routeDoc{tag: "operations", summary: "Replace the owner API key; the old one stops working at once", resp: rotateResponse{}}),
-	}
+	)
 	return append(rs, s.mcpRoutes()...)
 }
 
@@ -401,3 +354,6 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			"path", r.URL.Path, "status", rec.status, "duration", d)
 	})
 }
+
+// parseQuery parses a raw query string.
+func parseQuery(raw string) (url.Values, error) { return url.ParseQuery(raw) }

@@ -30,7 +30,7 @@ func (s *Server) LocalSummary(ctx context.Context) (federation.Summary, error) {
 	if err != nil {
 		return federation.Summary{}, err
 	}
-	sum := federation.Summary{InstanceID: s.cfg.Self.InstanceID, Name: s.cfg.Self.Name, Memories: c.Total,
+	sum := federation.Summary{InstanceID: s.app.Self().InstanceID, Name: s.app.Self().Name, Memories: c.Total,
 		Categories: c.Categories, Health: federation.HealthOK, UpdatedAt: time.Now().UTC()}
 	for name, n := range c.Projects {
 		sum.Projects = append(sum.Projects, federation.ProjectCount{ID: name, Name: name, Memories: n})

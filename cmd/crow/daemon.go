@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
@@ -218,26 +220,51 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		}
 	})
 	defer unsubscribeSummaries()
-	gw = gateway.New(gateway.Config{
+	keys := gateway.NewKeyChecker(h.APIKeyHash())
+	appl := app.New(app.Deps{
 		Logger: log,
-		Self: gateway.Self{
+		Self: app.Self{
 			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
 			PublicKey: hex.EncodeToString(h.PublicKey), Version: version,
 			GatewayURL: gatewayURL, CreatedAt: createdAt.Format(time.RFC3339),
 			SyncAddrs: host.Addrs,
 		},
-		Keys:         gateway.NewKeyChecker(h.APIKeyHash()),
-		RotateAPIKey: h.RotateAPIKey,
-		Sign:         func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
-		Memories:     mem,
-		Instances:    reg,
-		DB:           db,
-		Writer:       writer,
-		Conflicts:    conflictStore,
-		Recovery:     conflicts.NewRecovery(conflictStore, writer),
-		Remote:       fed.client,
-		Federation:   fed.client,
-		Summaries:    summaries,
+		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
+		Memories:  mem,
+		Instances: reg,
+		DB:        db,
+		Writer:    writer,
+		Conflicts: conflictStore,
+		Recovery:  conflicts.NewRecovery(conflictStore, writer),
+		SyncNode:  node,
+		SyncFeeds: syncFeeds,
+		SyncPause: func(p bool) {
+			paused.Store(p)
+			log.Info("sync paused by the operator", "paused", p)
+			notifyPeers()
+		},
+		SyncPaused: paused.Load,
+		// The new key is on disk before the gateway accepts it (and only it).
+		RotateAPIKey: func() (string, error) {
+			key, err := h.RotateAPIKey()
+			if err == nil {
+				keys.SetHash(sha256.Sum256([]byte(key)))
+			}
+			return key, err
+		},
+		KickSummaries: summaries.Kick,
+	})
+	gw = gateway.New(gateway.Config{
+		Logger:     log,
+		App:        appl,
+		Keys:       keys,
+		Memories:   mem,
+		Instances:  reg,
+		DB:         db,
+		Writer:     writer,
+		Remote:     fed.client,
+		Federation: fed.client,
+		Summaries:  summaries,
 
 		Projects:             projects.New(db, writer, h.Role == registry.RoleHome),
 		ForwardConsolidation: fed.forwardConsolidation(reg),
@@ -246,15 +273,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Consolidated:         kickAnchoring,
 		VerifyPeerToken:      fed.verify,
 		PeerAllowed:          fed.allow.Allowed,
-		SyncNode:             node,
-		SyncFeeds:            syncFeeds,
-		SyncPause: func(p bool) {
-			paused.Store(p)
-			log.Info("sync paused by the operator", "paused", p)
-			notifyPeers()
-		},
-		SyncPaused: paused.Load,
-		Metrics:    metrics,
+		Metrics:              metrics,
 	})
 	if err := h.WriteGatewayAddr(ln.Addr().String()); err != nil {
 		return err

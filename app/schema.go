@@ -1,4 +1,4 @@
-package gateway
+package app
 
 import (
 	"encoding/json"
@@ -6,24 +6,28 @@ import (
 	"reflect"
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// schemaGen derives JSON Schemas (draft 2020-12, the dialect of OpenAPI 3.1)
+// SchemaGen derives JSON Schemas (draft 2020-12, the dialect of OpenAPI 3.1)
 // from the Go types the handlers encode and decode, so the document describes
 // exactly what encoding/json reads and writes. Named struct types become
 // components (#/components/schemas/<pkg>.<Name>); the rest is inlined.
-type schemaGen struct {
+type SchemaGen struct {
 	defs map[string]any
 	// refPrefix is where defs live: the OpenAPI components, or "#/$defs/"
 	// in a self-contained schema (mcpOutputSchema).
 	refPrefix string
 }
 
-func newSchemaGen() *schemaGen {
-	return &schemaGen{defs: map[string]any{}, refPrefix: "#/components/schemas/"}
+// NewSchemaGen returns a generator whose named structs go to refPrefix
+// ("#/components/schemas/" for OpenAPI, "#/$defs/" for a self-contained
+// schema).
+func NewSchemaGen(refPrefix string) *SchemaGen {
+	return &SchemaGen{defs: map[string]any{}, refPrefix: refPrefix}
 }
+
+// Defs are the named schemas referenced so far.
+func (g *SchemaGen) Defs() map[string]any { return g.defs }
 
 var (
 	timeType      = reflect.TypeFor[time.Time]()
@@ -32,9 +36,9 @@ var (
 )
 
 // schemaOf returns the schema of v's type.
-func (g *schemaGen) schemaOf(v any) map[string]any { return g.schema(reflect.TypeOf(v)) }
+func (g *SchemaGen) Of(t reflect.Type) map[string]any { return g.schema(t) }
 
-func (g *schemaGen) schema(t reflect.Type) map[string]any {
+func (g *SchemaGen) schema(t reflect.Type) map[string]any {
 	if t == nil {
 		return map[string]any{}
 	}
@@ -84,7 +88,7 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 
 // object describes a struct as encoding/json sees it: exported fields under
 // their json names, embedded structs flattened, omitempty fields optional.
-func (g *schemaGen) object(t reflect.Type) map[string]any {
+func (g *SchemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	g.fields(t, props, &required)
@@ -95,7 +99,7 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 	return o
 }
 
-func (g *schemaGen) fields(t reflect.Type, props map[string]any, required *[]string) {
+func (g *SchemaGen) fields(t reflect.Type, props map[string]any, required *[]string) {
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		if tag == "-" {
@@ -138,17 +142,99 @@ func nullable(s map[string]any) map[string]any {
 	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }
 
-// mcpOutputSchema is mcp.WithOutputSchema with this generator: a
-// self-contained schema (named structs under $defs) that, unlike mcp-go's,
-// describes json.RawMessage fields as any JSON value (rows' data), so
-// results carrying row data validate against it.
-func mcpOutputSchema[T any]() mcp.ToolOption {
-	return func(t *mcp.Tool) {
-		g := newSchemaGen()
-		g.refPrefix = "#/$defs/"
-		obj := g.object(reflect.TypeFor[T]())
-		props, _ := obj["properties"].(map[string]any)
-		required, _ := obj["required"].([]string)
-		t.OutputSchema = mcp.ToolOutputSchema{Type: "object", Properties: props, Required: required, Defs: g.defs}
+// OutputSchema is the self-contained schema (named structs under $defs) of
+// an operation's result, for MCP: unlike mcp-go's, it describes
+// json.RawMessage fields as any JSON value (rows' data).
+func OutputSchema(t reflect.Type) map[string]any {
+	g := NewSchemaGen("#/$defs/")
+	obj := g.object(base(t))
+	if len(g.defs) > 0 {
+		obj["$defs"] = g.defs
 	}
+	return obj
+}
+
+// InputSchema is the JSON Schema of an operation's input on a surface: for
+// MCP the arguments object, for REST the body object (nil when the REST
+// request has no body). Refs go to g.
+func (in *Input) InputSchema(g *SchemaGen, s Surface) map[string]any {
+	if s == SurfaceREST && in.WholeBody >= 0 {
+		return g.schema(in.Fields[in.WholeBody].Type)
+	}
+	if s == SurfaceREST && !in.Body {
+		return nil
+	}
+	props := map[string]any{}
+	required := []string{}
+	for i := range in.Fields {
+		f := &in.Fields[i]
+		if s == SurfaceMCP && !f.MCP || s == SurfaceREST && f.In != InBody {
+			continue
+		}
+		props[f.Name] = f.Schema(g, s)
+		if f.Required {
+			required = append(required, f.Name)
+		}
+	}
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+// Schema is the JSON Schema of one field's value on a surface, with its
+// constraints, description and default.
+func (f *Field) Schema(g *SchemaGen, s Surface) map[string]any {
+	sch := map[string]any{}
+	for k, v := range g.schema(base(f.Type)) {
+		sch[k] = v
+	}
+	if isInt(f.Type) {
+		if f.Min != nil {
+			sch["minimum"] = *f.Min
+		}
+		if f.Max != nil {
+			sch["maximum"] = *f.Max
+		}
+	}
+	if f.MinLen > 0 {
+		sch["minLength"] = f.MinLen
+	}
+	if f.MaxLen > 0 {
+		sch["maxLength"] = f.MaxLen
+	}
+	if f.Enum != nil {
+		sch["enum"] = f.Enum
+	}
+	if f.MaxItems > 0 {
+		sch["maxItems"] = f.MaxItems
+	}
+	if items, ok := sch["items"].(map[string]any); ok && (f.ItemMinLen > 0 || f.ItemMaxLen > 0) {
+		it := map[string]any{}
+		for k, v := range items {
+			it[k] = v
+		}
+		if f.ItemMinLen > 0 {
+			it["minLength"] = f.ItemMinLen
+		}
+		if f.ItemMaxLen > 0 {
+			it["maxLength"] = f.ItemMaxLen
+		}
+		sch["items"] = it
+	}
+	if f.Desc != "" {
+		sch["description"] = f.Desc
+	}
+	def := f.Default
+	if s == SurfaceMCP && f.MCPDefault != "" {
+		def = f.MCPDefault
+	}
+	if def != "" {
+		var v any
+		if json.Unmarshal([]byte(def), &v) == nil {
+			sch["default"] = v
+		}
+	}
+	return sch
 }

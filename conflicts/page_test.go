@@ -1,4 +1,4 @@
-package gateway
+package conflicts
 
 import (
 	"cmp"
@@ -33,7 +33,7 @@ func TestPageNewest(t *testing.T) {
 		var got []item
 		cursor := ""
 		for pages := 0; ; pages++ {
-			page, next, err := pageNewest(list, itemKey, cursor, limit)
+			page, next, err := PageNewest(list, itemKey, cursor, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,18 +54,18 @@ func TestPageNewest(t *testing.T) {
 		}
 	}
 	// No limit: everything, no cursor.
-	if all, next, _ := pageNewest(list, itemKey, "", 0); len(all) != len(list) || next != "" {
+	if all, next, _ := PageNewest(list, itemKey, "", 0); len(all) != len(list) || next != "" {
 		t.Errorf("no limit: %d items, next %q", len(all), next)
 	}
 	// The item a cursor names may disappear; the next page is still right.
-	first, next, _ := pageNewest(list, itemKey, "", 2)
+	first, next, _ := PageNewest(list, itemKey, "", 2)
 	rest := slices.DeleteFunc(slices.Clone(list), func(i item) bool { return i == first[1] })
-	page, _, _ := pageNewest(rest, itemKey, next, 10)
+	page, _, _ := PageNewest(rest, itemKey, next, 10)
 	if !slices.Equal(page, list[2:]) {
 		t.Errorf("after removing the cursor's item: %v, want %v", page, list[2:])
 	}
 	for _, bad := range []string{"x", "12", "_a", "abc_d"} {
-		if _, _, err := pageNewest(list, itemKey, bad, 2); err == nil {
+		if _, _, err := PageNewest(list, itemKey, bad, 2); err == nil {
 			t.Errorf("cursor %q accepted", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package gateway
+package conflicts
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// pageNewest returns one page of list, which is sorted newest first by key
+// PageNewest returns one page of list, which is sorted newest first by key
 // (time, then id, both descending): the items after cursor, at most limit of
 // them (all when limit is 0), and the cursor of the next page ("" when this
 // is the last). A cursor is "<unix nanoseconds>_<id>" of the last item of the
 // previous page, so paging stays correct when items are added or removed
 // between pages.
-func pageNewest[T any](list []T, key func(T) (time.Time, string), cursor string, limit int) ([]T, string, error) {
+func PageNewest[T any](list []T, key func(T) (time.Time, string), cursor string, limit int) ([]T, string, error) {
 	start := 0
 	if cursor != "" {
 		ns, id, ok := strings.Cut(cursor, "_")

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/store"
+	crowsync "github.com/crow-sync/crow/sync"
+)
+
+// Self describes this instance (for /health, the router and messages).
+type Self struct {
+	InstanceID string
+	Name       string
+	Role       string
+	CrowID     string
+	PublicKey  string // hex Ed25519
+	Version    string
+	GatewayURL string // the URL peers reach this gateway at
+	CreatedAt  string // RFC 3339: when this instance was initialised
+	// SyncAddrs returns the multiaddrs peers dial; it may change at run time.
+	SyncAddrs func() []string
+}
+
+// SyncFeeds is what the operations read of the feeds held here.
+type SyncFeeds interface {
+	Heads() ([]crowsync.Head, error)
+}
+
+// SyncNode is what the operations read of the replication node.
+type SyncNode interface {
+	Status(ctx context.Context) ([]crowsync.PeerStatus, error)
+}
+
+// Deps are the domain parts the operations call. A nil part makes the
+// operations that need it answer KindUnavailable (tests build an App with
+// only what they exercise).
+type Deps struct {
+	Logger *slog.Logger
+	Self   Self
+	// Sign signs a health challenge with the instance key.
+	Sign     func(challenge []byte) []byte
+	Memories *memory.Service
+	// Instances is the registry of crow_instances.
+	Instances *registry.Registry
+	SyncNode  SyncNode
+	SyncFeeds SyncFeeds
+	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
+	SyncPause  func(paused bool)
+	SyncPaused func() bool
+	// DB and Writer serve the generic rows of the tables operations.
+	DB     *store.DB
+	Writer *store.Writer
+	// Conflicts holds sync_conflicts records and notifications; Recovery
+	// resolves them.
+	Conflicts *conflicts.Store
+	Recovery  *conflicts.Recovery
+	// RotateAPIKey replaces the owner API key (and makes the gateway accept
+	// only the new one) and returns it.
+	RotateAPIKey func() (string, error)
+	// Kick, if set, is called after a registration whose peer registered
+	// this instance back (the summaries cache fetches it at once).
+	KickSummaries func()
+}
+
+// App runs the operations of the table over Deps.
+type App struct {
+	d   Deps
+	log *slog.Logger
+	// rotateMu serialises API key rotations.
+	rotateMu sync.Mutex
+}
+
+// New returns an App over d.
+func New(d Deps) *App {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return &App{d: d, log: d.Logger.With("component", "app")}
+}
+
+// Self is this instance's description.
+func (a *App) Self() Self { return a.d.Self }
+
+// unavailable is the error of an operation whose part is not configured.
+func unavailable(what string) error {
+	return Errorf(KindUnavailable, "this instance has no %s configured", what)
+}

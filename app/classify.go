@@ -1,0 +1,67 @@
+package app
+
+import (
+	"errors"
+
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/state"
+	"github.com/crow-sync/crow/store"
+)
+
+// domainKinds maps the domain packages' sentinel errors to kinds: the one
+// place a domain error becomes an HTTP status or a tool error. The first
+// match wins.
+var domainKinds = []struct {
+	err  error
+	kind Kind
+}{
+	{store.ErrNotFound, KindNotFound}, // also memory.ErrNotFound
+	{store.ErrExists, KindConflict},
+	{store.ErrInvalidTable, KindInvalid},
+	{store.ErrTooLarge, KindTooLarge},
+	{store.ErrClosed, KindUnavailable},
+
+	{registry.ErrInvalidURL, KindInvalid},
+	{registry.ErrRevokeSelf, KindInvalid},
+	{registry.ErrInvalidInstance, KindInvalid},
+	{registry.ErrForeignIdentity, KindForbidden},
+	{registry.ErrBadSignature, KindForbidden},
+	{registry.ErrChallengeMismatch, KindForbidden},
+	{registry.ErrBadAnnouncement, KindForbidden},
+	{registry.ErrNotFound, KindNotFound},
+	{registry.ErrRevoked, KindConflict},
+	{registry.ErrSecondHome, KindConflict},
+	{registry.ErrExists, KindConflict},
+	{registry.ErrUnhealthy, KindUpstream},
+
+	{conflicts.ErrNotFound, KindNotFound},
+	{conflicts.ErrResolved, KindConflict},
+	{conflicts.ErrStale, KindConflict},
+	{conflicts.ErrRestoreRefused, KindConflict},
+
+	{projects.ErrNoState, KindNotFound},
+	{projects.ErrInvalid, KindInvalid},
+	{projects.ErrNotHome, KindForbidden},
+
+	{state.ErrTooManyOps, KindInvalid},
+	{state.ErrUntilBackwards, KindInvalid},
+	{state.ErrUntilAhead, KindInvalid},
+	{state.ErrInvalidRequest, KindInvalid},
+}
+
+// classify maps a domain error to its kind.
+func classify(err error) (Kind, bool) {
+	var verr *memory.ValidationError
+	if errors.As(err, &verr) {
+		return KindInvalid, true
+	}
+	for _, d := range domainKinds {
+		if errors.Is(err, d.err) {
+			return d.kind, true
+		}
+	}
+	return KindInternal, false
+}

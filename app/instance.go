@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/crow-sync/crow/registry"
+)
+
+// Health is the public /health document. Field names are part of the
+// registration contract (SPEC §7, §8).
+type Health struct {
+	Status     string   `json:"status"`
+	InstanceID string   `json:"instance_id"`
+	Name       string   `json:"name"`
+	Role       string   `json:"role"`
+	CrowID     string   `json:"crow_id"`
+	PublicKey  string   `json:"public_key"`
+	Version    string   `json:"version"`
+	SyncAddrs  []string `json:"sync_addrs"`
+	GatewayURL string   `json:"gateway_url,omitempty"`
+	CreatedAt  string   `json:"created_at,omitempty"`
+	Challenge  string   `json:"challenge,omitempty"`
+	Signature  string   `json:"signature,omitempty"`
+}
+
+// MaxChallengeBytes bounds the challenge a caller may ask this instance to sign.
+const MaxChallengeBytes = 64
+
+// HealthIn is the input of instance.health.
+type HealthIn struct {
+	Challenge string `json:"challenge,omitempty" in:"query" desc:"16 to 64 bytes of hex; the answer then carries an Ed25519 signature over (crow-health-v1, challenge, instance id)"`
+}
+
+// Validate checks the challenge's length and encoding.
+func (in HealthIn) Validate() error {
+	if in.Challenge == "" {
+		return nil
+	}
+	raw, err := hex.DecodeString(in.Challenge)
+	if err != nil || len(raw) < 16 || len(raw) > MaxChallengeBytes {
+		return Invalidf("challenge must be 16 to %d bytes of hex", MaxChallengeBytes)
+	}
+	return nil
+}
+
+// InstanceList is the answer of instances.list.
+type InstanceList struct {
+	Self      string              `json:"self"`
+	Instances []registry.Instance `json:"instances"`
+}
+
+// RegisterIn is the input of instances.register.
+type RegisterIn struct {
+	GatewayURL string `json:"gateway_url" required:"true" desc:"The peer's gateway URL, e.g. http://100.64.0.2:3001 (its crow serve --listen address)."`
+}
+
+// Registered is the answer of instances.register: the instance, plus a
+// warning when the peer could not register this instance back.
+type Registered struct {
+	registry.Instance
+	Warning string `json:"warning,omitempty"`
+}
+
+// InstanceID names one instance.
+type InstanceID struct {
+	ID string `json:"id" in:"path" required:"true" desc:"Id of the instance (crow_list_instances lists them)."`
+}
+
+// AnnounceIn is the body of a peer's announcement.
+type AnnounceIn struct {
+	registry.Announcement
+}
+
+// APIKey is the answer of apikey.rotate.
+type APIKey struct {
+	APIKey string `json:"api_key"`
+}
+
+var (
+	InstanceHealth = define(&Def[HealthIn, Health]{
+		Spec: Spec{Name: "instance.health", Method: "GET", Path: "/health", Access: Public, Tag: "instance",
+			Summary: "This instance's identity; with ?challenge=HEX a signature proving it holds the instance key"},
+		Impl: (*App).health,
+	})
+	InstancesList = define(&Def[NoInput, InstanceList]{
+		Spec: Spec{Name: "instances.list", Method: "GET", Path: "/v1/instances", Tool: "crow_list_instances",
+			Title: "List instances", Tag: "instances", Summary: "The registered instances (machines) of this identity",
+			Description: "List the user's crow instances (machines): id, name, role (home or satellite), gateway_url, " +
+				"status (online, syncing, offline, unknown, revoked), last_seen. Returns {self: this instance's id, instances}.",
+			Access: Peer, ReadOnly: true},
+		Impl: (*App).instancesList,
+	})
+	InstancesRegister = define(&Def[RegisterIn, Registered]{
+		Spec: Spec{Name: "instances.register", Method: "POST", Path: "/v1/instances", Status: 201, Tool: "crow_register_instance",
+			Title: "Register an instance", Tag: "instances", Summary: "Register a peer by its gateway URL (it registers this instance back)",
+			Description: "Register another instance of the same user by its gateway URL: its /health is checked and it must " +
+				"prove, by signing a challenge, that it derives from the same master seed. It is then asked to register " +
+				"this instance back. Returns the instance, plus a warning if the peer could not register this one back.",
+			Idempotent: true, OpenWorld: true, NoRoute: true},
+		Impl: (*App).instancesRegister,
+	})
+	InstancesRevoke = define(&Def[InstanceID, registry.Instance]{
+		Spec: Spec{Name: "instances.revoke", Method: "DELETE", Path: "/v1/instances/{id}", Tool: "crow_revoke_instance",
+			Title: "Revoke an instance", Tag: "instances", Summary: "Revoke an instance",
+			Description: "Revoke an instance (a lost or stolen machine): it is refused by replication and federation " +
+				"everywhere and can never rejoin with the same id. This instance cannot revoke itself. Returns the revoked instance.",
+			Destructive: true, Idempotent: true, NoRoute: true},
+		Impl: (*App).instancesRevoke,
+	})
+	InstancesAnnounce = define(&Def[AnnounceIn, registry.Instance]{
+		Spec: Spec{Name: "instances.announce", Method: "POST", Path: registry.AnnouncePath, Status: 201, Access: Public, Tag: "instances",
+			Summary: "A peer of this identity asks to be registered back (signed announcement)"},
+		Impl: (*App).instancesAnnounce,
+	})
+	APIKeyRotate = define(&Def[NoInput, APIKey]{
+		Spec: Spec{Name: "apikey.rotate", Method: "POST", Path: "/v1/apikey/rotate", Tag: "operations",
+			Summary: "Replace the owner API key; the old one stops working at once", NoStore: true},
+		Impl: (*App).apiKeyRotate,
+	})
+)
+
+func (a *App) health(_ context.Context, in HealthIn) (Health, error) {
+	self := a.d.Self
+	h := Health{Status: "ok", InstanceID: self.InstanceID, Name: self.Name, Role: self.Role,
+		CrowID: self.CrowID, PublicKey: self.PublicKey, Version: self.Version, SyncAddrs: []string{},
+		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt}
+	if self.SyncAddrs != nil {
+		if addrs := self.SyncAddrs(); addrs != nil {
+			h.SyncAddrs = addrs
+		}
+	}
+	if in.Challenge != "" {
+		if a.d.Sign == nil {
+			return h, unavailable("instance key")
+		}
+		raw, _ := hex.DecodeString(in.Challenge) // checked by Validate
+		h.Challenge = in.Challenge
+		h.Signature = hex.EncodeToString(a.d.Sign(raw))
+	}
+	return h, nil
+}
+
+func (a *App) registry() (*registry.Registry, error) {
+	if a.d.Instances == nil {
+		return nil, unavailable("instance registry")
+	}
+	return a.d.Instances, nil
+}
+
+func (a *App) instancesList(context.Context, NoInput) (InstanceList, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return InstanceList{}, err
+	}
+	list := reg.List()
+	if list == nil {
+		list = []registry.Instance{}
+	}
+	return InstanceList{Self: a.d.Self.InstanceID, Instances: list}, nil
+}
+
+// instancesRegister registers the instance at the URL and asks it to
+// register this one back; a failed join-back becomes the answer's warning.
+func (a *App) instancesRegister(ctx context.Context, in RegisterIn) (Registered, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return Registered{}, err
+	}
+	inst, announceErr, err := reg.Join(ctx, in.GatewayURL, a.d.Self.GatewayURL)
+	if err != nil {
+		return Registered{}, registryError(err)
+	}
+	out := Registered{Instance: inst}
+	if announceErr != nil {
+		a.log.Warn("peer could not register us back", "peer", inst.ID, "err", announceErr)
+		out.Warning = fmt.Sprintf("registered here, but %s could not register this instance back (%v); run 'crow instance add %s' there",
+			inst.Name, announceErr, a.d.Self.GatewayURL)
+	} else if a.d.KickSummaries != nil {
+		// The peer knows us now, so it takes our tokens: fetch its summary
+		// (the fetch at registration ran before the join-back and was refused).
+		a.d.KickSummaries()
+	}
+	return out, nil
+}
+
+func (a *App) instancesRevoke(ctx context.Context, in InstanceID) (registry.Instance, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return registry.Instance{}, err
+	}
+	inst, err := reg.Revoke(ctx, in.ID)
+	return inst, registryError(err)
+}
+
+func (a *App) instancesAnnounce(ctx context.Context, in AnnounceIn) (registry.Instance, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return registry.Instance{}, err
+	}
+	inst, err := reg.AcceptAnnouncement(ctx, in.Announcement)
+	return inst, registryError(err)
+}
+
+// registryError adds what to do to the registry's errors (their kinds come
+// from classify).
+func registryError(err error) error {
+	if err == nil {
+		return nil
+	}
+	k, ok := classify(err)
+	if !ok {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case k == KindNotFound:
+		msg += "; crow_list_instances (GET /v1/instances) lists the registered instances and their ids"
+	case k == KindUpstream:
+		msg += "; check that crow serve runs there and that the URL is reachable from this machine"
+	}
+	return Wrap(k, err, msg)
+}
+
+func (a *App) apiKeyRotate(ctx context.Context, _ NoInput) (APIKey, error) {
+	if a.d.RotateAPIKey == nil {
+		return APIKey{}, Errorf(KindUnavailable, "this gateway cannot rotate the API key (no data directory)")
+	}
+	a.rotateMu.Lock()
+	key, err := a.d.RotateAPIKey()
+	a.rotateMu.Unlock()
+	if err != nil {
+		return APIKey{}, err
+	}
+	a.log.Info("owner API key rotated")
+	return APIKey{APIKey: key}, nil
+}

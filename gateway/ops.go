@@ -1,0 +1,235 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/crow-sync/crow/app"
+)
+
+// This file adapts the operations of package app to REST and MCP: one
+// handler each, for every entry of app's table. Nothing here knows what an
+// operation does; errors are mapped from their kind, once per surface.
+
+// statusOf is the HTTP status of an error kind.
+func statusOf(k app.Kind) int {
+	switch k {
+	case app.KindInvalid:
+		return http.StatusBadRequest
+	case app.KindUnauthorized:
+		return http.StatusUnauthorized
+	case app.KindForbidden:
+		return http.StatusForbidden
+	case app.KindNotFound:
+		return http.StatusNotFound
+	case app.KindConflict:
+		return http.StatusConflict
+	case app.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case app.KindUpstream:
+		return http.StatusBadGateway
+	case app.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case app.KindInsufficientStorage:
+		return http.StatusInsufficientStorage
+	}
+	return http.StatusInternalServerError
+}
+
+// opRoute is the route of one REST operation.
+func (s *Server) opRoute(op app.Op) route {
+	sp := op.Info()
+	acc := ownerOnly
+	if sp.Access == app.Public {
+		acc = public
+	}
+	return route{method: sp.Method, path: sp.Path, access: acc, anyQuery: true, op: op, h: s.restHandler(op),
+		doc: routeDoc{tag: sp.Tag, summary: sp.Summary, status: sp.SuccessStatus()}}
+}
+
+// restHandler serves op over REST: bind, call, answer.
+func (s *Server) restHandler(op app.Op) http.Handler {
+	sp := op.Info()
+	info := op.Input()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if info.Body || (r.Body != nil && r.Body != http.NoBody) {
+			if ct := r.Header.Get("Content-Type"); info.Body && ct != "" && !strings.HasPrefix(ct, "application/json") {
+				writeError(w, http.StatusUnsupportedMediaType, "content type must be application/json, got %q", ct)
+				return
+			}
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, http.StatusRequestEntityTooLarge, "request body larger than %d bytes", tooBig.Limit)
+				return
+			} else if err != nil {
+				writeError(w, http.StatusBadRequest, "reading the request body: %s", err.Error())
+				return
+			}
+			body = b
+		}
+		q := r.URL.Query()
+		if r.URL.RawQuery != "" {
+			var err error
+			if q, err = parseQuery(r.URL.RawQuery); err != nil {
+				writeError(w, http.StatusBadRequest, "malformed query string: %s", err.Error())
+				return
+			}
+		}
+		in, err := info.BindREST(app.REST{Method: r.Method, Path: r.URL.Path, Value: r.PathValue, Query: q, Body: body})
+		if err != nil {
+			s.writeOpError(w, r, sp, err)
+			return
+		}
+		ctx := app.WithCaller(r.Context(), app.Caller{Surface: app.SurfaceREST})
+		out, err := s.app.Invoke(ctx, op, in)
+		if err != nil {
+			s.writeOpError(w, r, sp, err)
+			return
+		}
+		if loc := op.Location(out); loc != "" {
+			w.Header().Set("Location", loc)
+		}
+		if sp.NoStore {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		writeJSON(w, sp.SuccessStatus(), out)
+	})
+}
+
+// writeOpError answers err with the status of its kind; an internal error
+// is logged and answered with the request id only.
+func (s *Server) writeOpError(w http.ResponseWriter, r *http.Request, sp *app.Spec, err error) {
+	k := app.KindOf(r.Context(), err)
+	if k == app.KindInternal {
+		id := r.Context().Value(requestIDKey)
+		s.log.Error("request failed", "op", sp.Name, "path", r.URL.Path, "request_id", id, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal error (request id %v)", id)
+		return
+	}
+	if k == app.KindUnavailable && r.Context().Err() != nil {
+		writeError(w, http.StatusServiceUnavailable, "request cancelled")
+		return
+	}
+	writeError(w, statusOf(k), "%s", app.Message(err))
+}
+
+// KindMetaKey is the _meta key of a tool error result that carries the
+// error's kind (app.Kind's name), so a federated caller maps it back.
+const KindMetaKey = "crow/kind"
+
+// toolErrorResult is the IsError result of a failed operation.
+func (s *Server) toolErrorResult(ctx context.Context, name string, err error) *mcp.CallToolResult {
+	k := app.KindOf(ctx, err)
+	var res *mcp.CallToolResult
+	switch k {
+	case app.KindInternal:
+		id := ctx.Value(requestIDKey)
+		s.log.Error("mcp tool failed", "tool", name, "request_id", id, "err", err)
+		res = mcp.NewToolResultErrorf("internal error in %s (request id %v); the crow daemon's log has the details", name, id)
+	case app.KindUnavailable:
+		if ctx.Err() != nil {
+			res = mcp.NewToolResultError("the call was cancelled before it finished")
+			break
+		}
+		fallthrough
+	default:
+		res = mcp.NewToolResultError(app.Message(err))
+	}
+	res.Meta = mcp.NewMetaFromMap(map[string]any{KindMetaKey: k.String()})
+	return res
+}
+
+// opTool is the MCP tool of an operation.
+func opTool(op app.Op) mcp.Tool {
+	sp := op.Info()
+	desc := sp.Description
+	if desc == "" {
+		desc = sp.Summary
+	}
+	in, _ := json.Marshal(op.Input().InputSchema(app.NewSchemaGen("#/$defs/"), app.SurfaceMCP))
+	out, _ := json.Marshal(app.OutputSchema(op.Output()))
+	return mcp.Tool{
+		Name: sp.Tool, Title: sp.Title, Description: desc,
+		RawInputSchema: in, RawOutputSchema: out,
+		Annotations: mcp.ToolAnnotation{Title: sp.Title, ReadOnlyHint: mcp.ToBoolPtr(sp.ReadOnly),
+			DestructiveHint: mcp.ToBoolPtr(sp.Destructive), IdempotentHint: mcp.ToBoolPtr(sp.Idempotent),
+			OpenWorldHint: mcp.ToBoolPtr(sp.OpenWorld)},
+	}
+}
+
+// peerMayCall is the peer allow-list: the operations whose access is Peer,
+// and on home those marked HomePeer.
+func (s *Server) peerMayCall(sp *app.Spec) bool {
+	if s.cfg.PeerAllowed != nil {
+		return s.cfg.PeerAllowed(sp.Tool)
+	}
+	return sp.Access == app.Peer || (sp.HomePeer && s.app.Self().Role == "home")
+}
+
+// opToolCall runs op as an MCP tool: the peer allow-list, decode, call.
+func (s *Server) opToolCall(op app.Op) func(ctx context.Context, args json.RawMessage) (any, error) {
+	sp := op.Info()
+	info := op.Input()
+	return func(ctx context.Context, args json.RawMessage) (any, error) {
+		caller := app.Caller{Surface: app.SurfaceMCP}
+		if peer, ok := peerOf(ctx); ok {
+			if !s.peerMayCall(sp) {
+				s.metrics.peers.WithLabelValues("tool_denied").Inc()
+				s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", sp.Tool)
+				return nil, app.Errorf(app.KindForbidden, "tool %s is not allowed for federated calls from instance %s "+
+					"(peers may call only the allow-listed search and read tools)", sp.Tool, peer)
+			}
+			caller.Peer = peer
+		}
+		in, err := info.DecodeArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		return s.app.Invoke(app.WithCaller(ctx, caller), op, in)
+	}
+}
+
+// mcpHandler adapts a tool's call to mcp-go: arguments in, structured
+// result or tool error out.
+func (s *Server) mcpHandler(t mcpTool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := rawArguments(req)
+		if err != nil {
+			return s.toolErrorResult(ctx, t.tool.Name, app.Invalidf("%s", err.Error())), nil
+		}
+		v, err := t.call(ctx, args)
+		if err != nil {
+			return s.toolErrorResult(ctx, t.tool.Name, err), nil
+		}
+		if res, ok := v.(*mcp.CallToolResult); ok {
+			return res, nil // a peer's answer, passed through
+		}
+		return mcp.NewToolResultStructuredOnly(v), nil
+	}
+}
+
+// rawArguments returns the call's arguments as JSON ("{}" when absent).
+func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
+	switch a := req.GetRawArguments().(type) {
+	case json.RawMessage:
+		return a, nil
+	case nil:
+		return json.RawMessage("{}"), nil
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("arguments are not JSON: %w", err)
+		}
+		return b, nil
+	}
+}
