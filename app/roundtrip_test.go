@@ -1,0 +1,68 @@
+package app
+
+import (
+	"encoding/json"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEncodeRESTBindRESTRoundTrip checks the typed client's encoding against
+// the gateway's binding for sample inputs: what the client sends is what
+// the operation receives.
+func TestEncodeRESTBindRESTRoundTrip(t *testing.T) {
+	imp, five := 7, 5
+	content := "new text"
+	tags := []string{"x", "y"}
+	yes := true
+	cases := []struct {
+		op Op
+		in any
+	}{
+		{MemoryCreate, &MemoryCreateIn{Content: "hello", Project: "p", Importance: &imp, Tags: []string{"a", "b"}, Source: "cli"}},
+		{MemoryGet, &MemoryID{ID: "01H/odd id"}},
+		{MemoryUpdate, &MemoryUpdateIn{ID: "m1", Content: &content, Tags: &tags}},
+		{MemoryList, &MemoryListIn{MemoryFilter: MemoryFilter{Project: "p", MinImportance: &five, Tags: []string{"a", "b"}}, Limit: 10, Cursor: "c", Order: "oldest"}},
+		{ConflictsList, &ConflictListIn{Unresolved: &yes, Table: "memories", Limit: 3}},
+		{ConflictsResolveAll, &ResolveAllIn{Table: "notes"}},
+		{TablesPut, &RowPutIn{Table: "notes", RowID: "n1", Data: map[string]json.RawMessage{"text": json.RawMessage(`"hi"`)}}},
+		{TablesRows, &RowsIn{Table: "notes", Limit: 2, Deleted: true, Order: "desc"}},
+		{InstanceHealth, &HealthIn{Challenge: "00112233445566778899aabbccddeeff"}},
+	}
+	for _, c := range cases {
+		sp := c.op.Info()
+		path, q, body, err := c.op.Input().EncodeREST(sp.Path, c.in)
+		if err != nil {
+			t.Fatalf("%s: encode: %v", sp.Name, err)
+		}
+		values := pathValues(t, sp.Path, path)
+		got, err := c.op.Input().BindREST(REST{Method: sp.Method, Path: path, Value: func(n string) string { return values[n] }, Query: q, Body: body})
+		if err != nil {
+			t.Fatalf("%s: bind %s ?%s %s: %v", sp.Name, path, q.Encode(), body, err)
+		}
+		if !reflect.DeepEqual(got.Interface(), c.in) {
+			t.Errorf("%s: round trip\n got %+v\nwant %+v", sp.Name, got.Elem().Interface(), reflect.ValueOf(c.in).Elem().Interface())
+		}
+	}
+}
+
+// pathValues matches a concrete path against a pattern's {wildcards}.
+func pathValues(t *testing.T, pattern, path string) map[string]string {
+	t.Helper()
+	ps, cs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(cs) {
+		t.Fatalf("path %q does not match %q", path, pattern)
+	}
+	out := map[string]string{}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") {
+			v, err := url.PathUnescape(cs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[strings.Trim(p, "{}")] = v
+		}
+	}
+	return out
+}
