@@ -20,6 +20,11 @@ func (s *Server) handleAPIKeyRotate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this gateway cannot rotate the API key (no data directory)")
 		return
 	}
+	// The request takes no fields: an empty body or {}.
+	if err := decodeEmptyJSON(w, r); err != nil {
+		writeDecodeError(w, err)
+		return
+	}
 	// Held across the write and SetHash so two concurrent rotations cannot
 	// leave the checker accepting a key other than the one on disk.
 	s.rotateMu.Lock()

@@ -172,7 +172,7 @@ func (s *Server) handleConflictsResolveAll(w http.ResponseWriter, r *http.Reques
 	var in resolveAllRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, &in); err != nil {
-			writeError(w, http.StatusBadRequest, "%s", err.Error())
+			writeDecodeError(w, err)
 			return
 		}
 	}

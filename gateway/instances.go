@@ -53,7 +53,7 @@ type registerRequest struct {
 func (s *Server) handleInstancesRegister(w http.ResponseWriter, r *http.Request) {
 	var req registerRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	if req.GatewayURL == "" {
@@ -101,7 +101,7 @@ type registerResponse struct {
 func (s *Server) handleInstancesAnnounce(w http.ResponseWriter, r *http.Request) {
 	var a registry.Announcement
 	if err := decodeJSON(w, r, &a); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	in, err := s.cfg.Instances.AcceptAnnouncement(r.Context(), a)

@@ -32,7 +32,7 @@ func (s *Server) writeDomainError(w http.ResponseWriter, r *http.Request, err er
 func (s *Server) handleMemoryCreate(w http.ResponseWriter, r *http.Request) {
 	var in memory.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	if in.Source == "" {
@@ -59,7 +59,7 @@ func (s *Server) handleMemoryGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleMemoryPatch(w http.ResponseWriter, r *http.Request) {
 	var p memory.PatchInput
 	if err := decodeJSON(w, r, &p); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	m, err := s.cfg.Memories.Update(r.Context(), r.PathValue("id"), p)

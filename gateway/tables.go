@@ -98,7 +98,7 @@ func (s *Server) handleRowPut(w http.ResponseWriter, r *http.Request) {
 	}
 	var data rowData
 	if err := decodeJSON(w, r, &data); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	if data == nil {
