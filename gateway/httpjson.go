@@ -48,7 +48,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &tooBig):
-			return fmt.Errorf("request body larger than %d bytes", tooBig.Limit)
+			return &bodyTooLargeError{limit: tooBig.Limit}
 		case errors.Is(err, io.EOF):
 			return errors.New("request body is empty; a JSON object is required")
 		case errors.As(err, &syntax):
@@ -73,7 +73,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return fmt.Errorf("request body larger than %d bytes", tooBig.Limit)
+			return &bodyTooLargeError{limit: tooBig.Limit}
 		}
 		return errors.New("request body must hold a single JSON object")
 	}

@@ -59,8 +59,8 @@ func (s *Server) opTools() []mcpTool {
 	return out
 }
 
-// mcpRoutes returns the routes of /mcp and /router/mcp: every method, behind
-// the browser guard and the owner key (for /mcp, or a peer's federation
+// mcpRoutes returns the routes of /mcp and /router/mcp: every method (mcpWire
+// answers 405 for those MCP has no use for), behind the owner key (for /mcp, or a peer's federation
 // token), bodies capped at MaxMCPBodyBytes. The router runs calls for other
 // instances through Config.Remote.
 func (s *Server) mcpRoutes() []route {
@@ -68,9 +68,9 @@ func (s *Server) mcpRoutes() []route {
 	local := s.newMCPServer("mcp", tools)
 	router := s.newMCPServer("router", s.routedTools(tools, s.cfg.Remote))
 	return []route{
-		{path: MCPPath, access: ownerOrPeer, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
+		{path: MCPPath, access: ownerOrPeer, maxBody: MaxMCPBodyBytes, anyQuery: true, h: local,
 			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP server (streamable HTTP): this instance's tools"}},
-		{path: RouterMCPPath, access: ownerOnly, guard: true, maxBody: MaxMCPBodyBytes, anyQuery: true, h: router,
+		{path: RouterMCPPath, access: ownerOnly, maxBody: MaxMCPBodyBytes, anyQuery: true, h: router,
 			doc: routeDoc{tag: "mcp", mcp: true, summary: "MCP router (streamable HTTP): the same tools, each taking the instance_id to run on"}},
 	}
 }
@@ -78,18 +78,6 @@ func (s *Server) mcpRoutes() []route {
 // MaxMCPBodyBytes bounds an MCP request body (mcp-go reads it whole). A memory's
 // content is at most 64 KiB, which JSON escaping can grow up to six-fold.
 const MaxMCPBodyBytes = 1 << 20
-
-// limitBody caps the request body at n bytes (every route has a cap; see
-// route.maxBody). decodeJSON reports a longer REST body as a 400; mcp-go
-// answers a longer one with a JSON-RPC parse error.
-func limitBody(n int64, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, n)
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // mcpInstructions is what an MCP client is told on initialize.
 const mcpInstructions = `crow keeps one person's memories in sync across their machines (instances).
@@ -100,8 +88,10 @@ crow_sync_status shows replication. Results are JSON objects with the same field
 
 // newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
 // labels its tool-call metrics.
-func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.StreamableHTTPServer {
+func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
+	sessions := newMCPSessions() // mcpwire.go: session table + wire rules
 	ms := server.NewMCPServer("crow", s.app.Self().Version,
+		server.WithHooks(sessions.hooks()),
 		server.WithToolCapabilities(false),
 		server.WithInstructions(mcpInstructions),
 		server.WithStrictInputSchemaDefault(),
@@ -110,13 +100,13 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) *server.Streamab
 	for _, t := range tools {
 		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.mcpHandler(t)))
 	}
-	return server.NewStreamableHTTPServer(ms,
+	return mcpWire(sessions, MaxMCPBodyBytes, server.NewStreamableHTTPServer(ms, append(sessions.transportOptions(),
 		server.WithStreamableHTTPLogger(s.log.With("endpoint", "mcp")),
 		// browserGuard applies our Host/Origin policy, which also admits the
 		// configured gateway host; mcp-go's own check would be a second,
 		// narrower copy of it.
 		server.WithDisableLocalhostProtection(true),
-	)
+	)...))
 }
 
 // legacyPeerCheck applies the peer allow-list to a tool not yet in app's

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// browserGuard protects an endpoint meant for local programs (the MCP
-// endpoints; the web UI may reuse it) from browsers driven by other sites:
+// browserGuard protects the gateway (it wraps the whole mux: REST, MCP, the
+// web UI and its API calls, /health, the OpenAPI document) from browsers
+// driven by other sites:
 //
 //  1. DNS rebinding: a site that points its own name at 127.0.0.1 makes the
 //     victim's browser send requests whose Host is that name. A request is

@@ -669,7 +669,7 @@ func TestMCPBodyLimit(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "request body too large") {
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), `"error":`) {
 		t.Errorf("oversized body: %d %s", resp.StatusCode, b)
 	}
 	if n := len(ok(t, owner(t, env.url+mcpPath), "crow_list_memories", nil)["memories"].([]any)); n != 0 {

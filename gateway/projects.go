@@ -109,7 +109,7 @@ func (s *Server) handleProjectState(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleProjectStateOps(w http.ResponseWriter, r *http.Request) {
 	var req projects.Request
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	res, err := s.consolidate(r.Context(), r.PathValue("name"), req)
@@ -182,7 +182,7 @@ func (s *Server) handleProjectsList(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleProjectsCreate(w http.ResponseWriter, r *http.Request) {
 	var p projectRequest
 	if err := decodeJSON(w, r, &p); err != nil {
-		writeError(w, http.StatusBadRequest, "%s", err.Error())
+		writeDecodeError(w, err)
 		return
 	}
 	if err := projects.ValidProject(p.Name); err != nil {

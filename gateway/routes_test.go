@@ -295,13 +295,19 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 func TestBodiesAreCapped(t *testing.T) {
 	s := bareServer(t)
 	big := `{"content":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
-	req := httptest.NewRequest("POST", "/v1/memory", strings.NewReader(big))
-	req.Header.Set("Authorization", "Bearer "+ownerKey)
-	req.Header.Set("Content-Type", "application/json")
-	w := httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, req)
-	if w.Code != 400 || !strings.Contains(errorOf(t, w), "larger than") {
-		t.Fatalf("an oversized body = %d %s", w.Code, w.Body.String())
+	// With a Content-Length (refused before reading) and without one (chunked:
+	// refused when decodeJSON hits the cap): 413 both times.
+	for _, length := range []int64{int64(len(big)), -1} {
+		req := httptest.NewRequest("POST", "/v1/memory", strings.NewReader(big))
+		req.Host = "127.0.0.1:3001"
+		req.ContentLength = length
+		req.Header.Set("Authorization", "Bearer "+ownerKey)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(errorOf(t, w), "larger than") {
+			t.Fatalf("an oversized body (Content-Length %d) = %d %s", length, w.Code, w.Body.String())
+		}
 	}
 	// Every route has a cap: the wrapper installs one even where the handler
 	// never decodes a body.

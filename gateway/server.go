@@ -5,8 +5,9 @@
 // Every route is one entry of the route table (Server.routeTable), which
 //
 //  1. registers the handler on the mux, wrapped in the route's policies: the
-//     browser guard (MCP), the owner key unless the route is public, a body
-//     cap, and the check of its query parameters;
+//     owner key unless the route is public, a body cap, and the check of its
+//     query parameters (the browser guard, mcp_guard.go, is in front of the
+//     whole mux: every route, the UI and /health included);
 //  2. describes the route for GET /v1/openapi.json;
 //  3. is what the tests walk (auth on every owner route, the document against
 //     the mux).
@@ -123,9 +124,6 @@ type route struct {
 	method string // "" for every method (the MCP endpoints)
 	path   string // the ServeMux path, with {wildcards}
 	access access
-	// guard puts the endpoint behind browserGuard (the endpoints meant for
-	// local programs, reached by AI clients: MCP).
-	guard bool
 	// maxBody caps the request body (MaxBodyBytes when 0).
 	maxBody int64
 	// query lists the accepted query parameters; any other is refused with a
@@ -174,7 +172,9 @@ func New(cfg Config) *Server {
 	s.mux.Handle("/ui", web)
 	s.mux.HandleFunc("/", s.handleUnmatched)
 	s.openapi = s.buildOpenAPI()
-	s.handler = s.observe(s.mux)
+	// The browser guard (Host / Origin / Sec-Fetch-Site) covers every route,
+	// before auth: REST, MCP, the UI and /health.
+	s.handler = s.observe(s.browserGuard(s.mux))
 	return s
 }
 
@@ -213,8 +213,8 @@ func (s *Server) routeTable() []route {
 	return append(rs, s.mcpRoutes()...)
 }
 
-// wrap applies a route's policies around its handler: browser guard, owner
-// key, body cap, query validation, in that order.
+// wrap applies a route's policies around its handler: owner key, body cap,
+// query validation, in that order (the browser guard is global, see New).
 func (s *Server) wrap(rt route) http.Handler {
 	h := rt.h
 	if !rt.anyQuery {
@@ -226,9 +226,6 @@ func (s *Server) wrap(rt route) http.Handler {
 		h = s.requireOwner(h)
 	case ownerOrPeer:
 		h = s.requireOwnerOrPeer(h)
-	}
-	if rt.guard {
-		h = s.browserGuard(h)
 	}
 	return h
 }
