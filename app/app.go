@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -62,6 +64,28 @@ type Deps struct {
 	// RotateAPIKey replaces the owner API key (and makes the gateway accept
 	// only the new one) and returns it.
 	RotateAPIKey func() (string, error)
+	// Projects holds the Project State versions; ForwardConsolidation sends
+	// a consolidation to home when this instance is not home (nil: refused).
+	Projects             *projects.Service
+	ForwardConsolidation func(ctx context.Context, project string, req projects.Request) (projects.Response, error)
+	// Consolidated, if set, is called after this instance stored a new
+	// state version (the daemon kicks the anchoring worker).
+	Consolidated func()
+	// Chain reads anchors for verification (nil: this instance reads no
+	// chain and reports home's replicated records as unverified);
+	// ProjectID is the keyed project id the chain uses.
+	Chain     ChainReader
+	ProjectID func(project string) [32]byte
+	// Federation fans searches out to other instances; SearchDeadline
+	// bounds each instance's part (default DefaultSearchDeadline). Nil:
+	// only this instance can be searched.
+	Federation     Searcher
+	SearchDeadline time.Duration
+	// Summaries caches the other instances' summaries (nil: this
+	// instance's own only).
+	Summaries SummaryCache
+	// Now is the clock of the summaries' timestamps (nil: time.Now).
+	Now func() time.Time
 	// Kick, if set, is called after a registration whose peer registered
 	// this instance back (the summaries cache fetches it at once).
 	KickSummaries func()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/crow-sync/crow/registry"
@@ -235,4 +236,40 @@ func (a *App) apiKeyRotate(ctx context.Context, _ NoInput) (APIKey, error) {
 	}
 	a.log.Info("owner API key rotated")
 	return APIKey{APIKey: key}, nil
+}
+
+// PeerMayCall is the peer allow-list (SPEC §9: deny by default): peers may
+// call the operations whose access is Peer (search and read), and on home
+// those marked HomePeer (satellites forward consolidations there).
+func (a *App) PeerMayCall(sp *Spec, onHome bool) bool {
+	return sp.Access == Peer || (sp.HomePeer && onHome)
+}
+
+// PeerTools lists the tools peers may call on an instance (home or not).
+func PeerTools(onHome bool) []string {
+	var out []string
+	for _, op := range table {
+		if sp := op.Info(); sp.Tool != "" && (sp.Access == Peer || (sp.HomePeer && onHome)) {
+			out = append(out, sp.Tool)
+		}
+	}
+	return out
+}
+
+// RouteTarget checks that a call may be routed to instance id: it is
+// registered and not revoked.
+func (a *App) RouteTarget(id string) error {
+	if a.d.Instances == nil {
+		return nil
+	}
+	in, err := a.d.Instances.Get(id)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		return Errorf(KindNotFound, "no instance %q is registered; crow_list_instances lists the instances (this one is %q)", id, a.d.Self.InstanceID)
+	case err != nil:
+		return err
+	case in.Revoked():
+		return Errorf(KindForbidden, "instance %q (%s) is revoked; calls are not routed to it", id, in.Name)
+	}
+	return nil
 }

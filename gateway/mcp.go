@@ -1,10 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/crow-sync/crow/app"
-	"github.com/crow-sync/crow/registry"
 )
 
 // The MCP endpoints (SPEC §8): /mcp serves the local tools; /router/mcp serves
@@ -64,7 +62,7 @@ func (s *Server) opTools() []mcpTool {
 // token), bodies capped at MaxMCPBodyBytes. The router runs calls for other
 // instances through Config.Remote.
 func (s *Server) mcpRoutes() []route {
-	tools := append(s.opTools(), s.mcpTools()...)
+	tools := s.opTools()
 	local := s.newMCPServer("mcp", tools)
 	router := s.newMCPServer("router", s.routedTools(tools, s.cfg.Remote))
 	return []route{
@@ -109,47 +107,6 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 	)...))
 }
 
-// legacyPeerCheck applies the peer allow-list to a tool not yet in app's
-// table.
-func (s *Server) legacyPeerCheck(name string, call func(ctx context.Context, args json.RawMessage) (any, error)) func(ctx context.Context, args json.RawMessage) (any, error) {
-	return func(ctx context.Context, args json.RawMessage) (any, error) {
-		if peer, ok := peerOf(ctx); ok && (s.cfg.PeerAllowed == nil || !s.cfg.PeerAllowed(name)) {
-			s.metrics.peers.WithLabelValues("tool_denied").Inc()
-			s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", name)
-			return nil, app.Errorf(app.KindForbidden, "tool %s is not allowed for federated calls from instance %s "+
-				"(peers may call only the allow-listed search and read tools)", name, peer)
-		}
-		return call(ctx, args)
-	}
-}
-
-// toolErrorf is an invalid-input error for the tools not yet in app's table.
-func toolErrorf(format string, a ...any) error { return app.Invalidf(format, a...) }
-
-// decodeArgs decodes the arguments object raw into dst, refusing unknown
-// arguments and wrong types with a message naming the argument.
-func decodeArgs(raw json.RawMessage, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		var typ *json.UnmarshalTypeError
-		var syntax *json.SyntaxError
-		switch {
-		case errors.As(err, &typ) && typ.Field != "":
-			return toolErrorf("argument %q must be %s, got a JSON %s", typ.Field, app.JSONKind(typ.Type), typ.Value)
-		case errors.As(err, &typ):
-			return toolErrorf("arguments must be a JSON object, got a JSON %s", typ.Value)
-		case errors.As(err, &syntax):
-			return toolErrorf("arguments are not valid JSON: %s", syntax.Error())
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return toolErrorf("unknown argument %s; the tool's input schema lists the accepted ones",
-				strings.TrimPrefix(err.Error(), "json: unknown field "))
-		}
-		return toolErrorf("bad arguments: %s", err.Error())
-	}
-	return nil
-}
-
 // routedTools returns tools for /router/mcp: each takes a required
 // instance_id and runs locally when it names this instance, through remote
 // otherwise (nil remote: a tool error until federation arrives).
@@ -185,7 +142,7 @@ func routedSchema(t mcp.Tool) json.RawMessage {
 	if props == nil {
 		props = map[string]any{}
 	}
-	if t.Name == toolSearch {
+	if t.Name == app.MemorySearch.Tool {
 		delete(props, "instances")
 	}
 	props["instance_id"] = map[string]any{
@@ -218,11 +175,11 @@ type routedTool struct {
 func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error) {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, toolErrorf("arguments must be a JSON object")
+		return nil, app.Invalidf("arguments must be a JSON object")
 	}
 	var id string
 	if err := json.Unmarshal(args["instance_id"], &id); err != nil || strings.TrimSpace(id) == "" {
-		return nil, toolErrorf("instance_id is required: the id of the instance to run %s on (crow_list_instances lists them)", r.local.tool.Name)
+		return nil, app.Invalidf("instance_id is required: the id of the instance to run %s on (crow_list_instances lists them)", r.local.tool.Name)
 	}
 	delete(args, "instance_id")
 	rest, err := json.Marshal(args)
@@ -231,31 +188,27 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	}
 	self := r.s.app.Self().InstanceID
 	if id == self {
-		if r.local.tool.Name == toolSearch {
+		if r.local.tool.Name == app.MemorySearch.Tool {
 			if _, ok := args["instances"]; ok {
-				return nil, toolErrorf("unknown argument \"instances\": on the router, instance_id alone selects the instance searched")
+				return nil, app.Invalidf("unknown argument \"instances\": on the router, instance_id alone selects the instance searched")
 			}
 		}
 		return r.local.call(ctx, rest)
 	}
-	if r.s.cfg.Instances != nil {
-		in, err := r.s.cfg.Instances.Get(id)
-		switch {
-		case errors.Is(err, registry.ErrNotFound):
-			return nil, toolErrorf("no instance %q is registered; crow_list_instances lists the instances (this one is %q)", id, self)
-		case err != nil:
-			return nil, err
-		case in.Revoked():
-			return nil, toolErrorf("instance %q (%s) is revoked; calls are not routed to it", id, in.Name)
-		}
+	if err := r.s.app.RouteTarget(id); err != nil {
+		return nil, err
+	}
+	if sp := r.local.spec; sp != nil && !r.s.app.PeerMayCall(sp, false) && !sp.HomePeer {
+		return nil, app.Errorf(app.KindForbidden, "%s runs only on the instance it is called on: other instances refuse it from peers; "+
+			"call it with instance_id %q, or on that instance's own gateway", sp.Tool, self)
 	}
 	if r.remote == nil {
-		return nil, toolErrorf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
+		return nil, app.Invalidf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
 			"call %s with instance_id %q, or call that instance's own gateway", id, self, r.local.tool.Name, self)
 	}
 	res, err := r.remote.CallTool(ctx, id, r.local.tool.Name, rest)
 	if err != nil {
-		return nil, toolErrorf("calling %s on instance %q: %v", r.local.tool.Name, id, err)
+		return nil, app.Wrap(app.KindUpstream, err, fmt.Sprintf("calling %s on instance %q: %v", r.local.tool.Name, id, err))
 	}
 	return res, nil
 }

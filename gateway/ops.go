@@ -167,13 +167,13 @@ func opTool(op app.Op) mcp.Tool {
 	}
 }
 
-// peerMayCall is the peer allow-list: the operations whose access is Peer,
-// and on home those marked HomePeer.
+// peerMayCall is the peer allow-list: Config.PeerAllowed when set, else
+// the table's (app.PeerMayCall).
 func (s *Server) peerMayCall(sp *app.Spec) bool {
 	if s.cfg.PeerAllowed != nil {
 		return s.cfg.PeerAllowed(sp.Tool)
 	}
-	return sp.Access == app.Peer || (sp.HomePeer && s.app.Self().Role == "home")
+	return s.app.PeerMayCall(sp, s.app.Self().Role == "home")
 }
 
 // opToolCall runs op as an MCP tool: the peer allow-list, decode, call.

@@ -34,9 +34,6 @@ import (
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/gateway/ui"
-	"github.com/crow-sync/crow/memory"
-	"github.com/crow-sync/crow/projects"
-	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -50,40 +47,14 @@ type Config struct {
 	// App runs the operations; the gateway serves its table.
 	App  *app.App
 	Keys *KeyChecker
-	// Memories, Instances and the parts below serve the operations not yet
-	// in app's table (search, summaries, projects, verification).
-	Memories  *memory.Service
-	Instances *registry.Registry
-	// Writer feeds the metrics collectors; DB serves the legacy project
-	// and verification handlers.
+	// Writer feeds the metrics collectors (nil: none).
 	Writer *store.Writer
-	DB     *store.DB
-	// Projects holds the Project State versions; ForwardConsolidation sends
-	// a consolidation to home when this instance is not home (nil: refused).
-	Projects             *projects.Service
-	ForwardConsolidation ConsolidateFunc
-	// Chain reads anchors for the verify endpoints (nil: this instance
-	// reads no chain and reports home's replicated records as unverified);
-	// ProjectID is the keyed project id the chain uses.
-	Chain     ChainReader
-	ProjectID func(project string) [32]byte
-	// Consolidated, if set, is called after this instance stored a new
-	// state version (the daemon kicks the anchoring worker).
-	Consolidated func()
 	// Metrics receives the gateway's metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// Remote runs a tool on another instance (package federation's Client);
 	// /router/mcp uses it for every instance_id but this one. Nil: the
 	// router answers calls for other instances with a tool error.
 	Remote RemoteCaller
-	// Federation fans searches out to other instances (instances=all or a
-	// list of ids); SearchDeadline bounds each instance's part (default
-	// DefaultSearchDeadline). Nil: only this instance can be searched.
-	Federation     Searcher
-	SearchDeadline time.Duration
-	// Summaries caches the other instances' summaries for
-	// crow_instance_summaries (nil: this instance's own only).
-	Summaries SummaryCache
 	// VerifyPeerToken checks a federation bearer token presented to /mcp by
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.
@@ -182,10 +153,6 @@ func New(cfg Config) *Server {
 // table, the gateway's own (metrics, the OpenAPI document) and the MCP
 // endpoints.
 func (s *Server) routeTable() []route {
-	owner := func(method, path string, h http.HandlerFunc, doc routeDoc, query ...param) route {
-		return route{method: method, path: path, access: ownerOnly, h: h, doc: doc, query: query}
-	}
-	memFilters := []param{pProject, pCategory, pMinImportance, pTags, pLimit}
 	rs := []route{
 		{method: "GET", path: "/metrics", access: ownerOnly, h: promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}), anyQuery: true,
 			doc: routeDoc{tag: "operations", summary: "Prometheus metrics (text exposition format)", text: true}},
@@ -197,19 +164,6 @@ func (s *Server) routeTable() []route {
 			rs = append(rs, s.opRoute(op))
 		}
 	}
-	// Not yet in app's table.
-	rs = append(rs,
-		owner("GET", "/v1/memories/search", s.handleMemorySearch, routeDoc{tag: "memories", summary: "Full-text search of memories, best first", resp: searchResponse{}},
-			append([]param{pQ, pInstances}, memFilters...)...),
-		owner("GET", "/v1/projects", s.handleProjectsList, routeDoc{tag: "projects", summary: "Projects: names, descriptions, memory counts and the newest state version", resp: projectsResponse{}}),
-		owner("POST", "/v1/projects", s.handleProjectsCreate, routeDoc{tag: "projects", summary: "Create or describe a project", body: projectRequest{}, resp: projectInfo{}, status: http.StatusCreated}),
-		owner("GET", "/v1/project/{name}/state", s.handleProjectState, routeDoc{tag: "projects", summary: "The project's newest Project State version (replicated from home), with its anchoring", resp: stateResponse{}}),
-		route{method: "GET", path: "/v1/project/{name}/state/anchor", access: public, h: http.HandlerFunc(s.handleStateAnchor), query: []param{pVersion},
-			doc: routeDoc{tag: "projects", summary: "Is this state version anchored, and does the on-chain hash match? (public)", resp: verifyResponse{}}},
-		route{method: "GET", path: "/v1/verify/{name}", access: public, h: http.HandlerFunc(s.handleVerify),
-			doc: routeDoc{tag: "projects", summary: "Verify every state version of a project against the chain (public)", resp: verifyResponse{}}},
-		owner("POST", "/v1/project/{name}/state/ops", s.handleProjectStateOps, routeDoc{tag: "projects", summary: "Consolidate: apply ops on home (a satellite forwards to home); invalid ops come back in rejected", body: projects.Request{}, resp: projects.Response{}}),
-	)
 	return append(rs, s.mcpRoutes()...)
 }
 

@@ -182,7 +182,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		return err
 	}
 	var (
-		chainReader   gateway.ChainReader
+		chainReader   app.ChainReader
 		homeOnly      []service // the services only home runs
 		kickAnchoring = func() {}
 	)
@@ -208,9 +208,9 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	}
 	fed := newFederation(h, reg, log)
 	defer fed.client.Close()
-	var gw *gateway.Server
+	var appl *app.App
 	summaries := federation.NewSummaries(fed.client, clock.System{}, func(ctx context.Context) (federation.Summary, error) {
-		return gw.LocalSummary(ctx)
+		return appl.LocalSummary(ctx)
 	})
 	// A new instance's summary is fetched when it is registered, not at the
 	// next 5-minute round.
@@ -221,7 +221,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	})
 	defer unsubscribeSummaries()
 	keys := gateway.NewKeyChecker(h.APIKeyHash())
-	appl := app.New(app.Deps{
+	appl = app.New(app.Deps{
 		Logger: log,
 		Self: app.Self{
 			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
@@ -253,27 +253,23 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 			return key, err
 		},
 		KickSummaries: summaries.Kick,
-	})
-	gw = gateway.New(gateway.Config{
-		Logger:     log,
-		App:        appl,
-		Keys:       keys,
-		Memories:   mem,
-		Instances:  reg,
-		DB:         db,
-		Writer:     writer,
-		Remote:     fed.client,
-		Federation: fed.client,
-		Summaries:  summaries,
 
 		Projects:             projects.New(db, writer, h.Role == registry.RoleHome),
 		ForwardConsolidation: fed.forwardConsolidation(reg),
+		Consolidated:         kickAnchoring,
 		Chain:                chainReader,
 		ProjectID:            h.Seed().ProjectIDHash,
-		Consolidated:         kickAnchoring,
-		VerifyPeerToken:      fed.verify,
-		PeerAllowed:          fed.allow.Allowed,
-		Metrics:              metrics,
+		Federation:           fed.client,
+		Summaries:            summaries,
+	})
+	gw := gateway.New(gateway.Config{
+		Logger:          log,
+		App:             appl,
+		Keys:            keys,
+		Writer:          writer,
+		Remote:          fed.client,
+		VerifyPeerToken: fed.verify,
+		Metrics:         metrics,
 	})
 	if err := h.WriteGatewayAddr(ln.Addr().String()); err != nil {
 		return err

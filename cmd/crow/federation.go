@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crow-sync/crow/federation"
-	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
@@ -82,7 +81,7 @@ func allowList(h *home.Home) federation.AllowList {
 }
 
 // forwardConsolidation sends a consolidation to home over federation.
-func (f *daemonFederation) forwardConsolidation(reg *registry.Registry) gateway.ConsolidateFunc {
+func (f *daemonFederation) forwardConsolidation(reg *registry.Registry) func(ctx context.Context, project string, req projects.Request) (projects.Response, error) {
 	return func(ctx context.Context, project string, req projects.Request) (projects.Response, error) {
 		homeIn, err := reg.Home()
 		if err != nil {
