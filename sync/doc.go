@@ -6,6 +6,8 @@
 //   - sync/transport: sessions between instances, over libp2p (TCP, Noise,
 //     yamux, an admission gater) or in memory for tests;
 //   - sync/protocol: the replication state machine, pure and single-threaded.
+//     It links no network library: it sees peers as opaque protocol.PeerID
+//     strings, converted from and to transport ids in this package.
 //
 // This package composes them: a Node drives one protocol.Machine from one
 // goroutine (Serve), feeding it transport events, head changes of the local

@@ -18,11 +18,42 @@ import (
 // PeerID identifies an instance on the sync network.
 type PeerID = transport.PeerID
 
-// PeerStatus is the replication state with one peer (GET /v1/sync/status).
-type PeerStatus = protocol.PeerStatus
+// PeerStatus is the replication state with one peer (GET /v1/sync/status):
+// protocol.PeerStatus with the peer as a transport id (see [Node.Status]).
+type PeerStatus struct {
+	Peer      PeerID
+	Connected bool
+	// LastSeen is the last time the peer connected, disconnected or sent a message.
+	LastSeen time.Time
+	// EntriesReceived counts entries that arrived from the peer in Data messages;
+	// EntriesSent counts entries served to it. Since start.
+	EntriesReceived uint64
+	EntriesSent     uint64
+	// Inflight is the number of outstanding requests to the peer.
+	Inflight int
+	// DialFailures counts consecutive failed dials.
+	DialFailures int
+	Feeds        []FeedStatus
+}
 
-// Event is a notable replication event (rejection, fork, timeout, ...).
-type Event = protocol.Event
+// FeedStatus compares one feed between this instance and a peer.
+type FeedStatus = protocol.FeedStatus
+
+// Event is a notable replication event (rejection, fork, timeout, ...):
+// protocol.Event with the peer as a transport id.
+type Event struct {
+	Kind   protocol.EventKind
+	Peer   PeerID
+	Feed   FeedKey
+	Detail string
+	Err    error
+}
+
+// The machine's peer ids are opaque strings (package protocol links no
+// network library); these two convert at the boundary, losslessly.
+func toMachine(p PeerID) protocol.PeerID { return protocol.PeerID(p) }
+
+func fromMachine(p protocol.PeerID) PeerID { return PeerID(p) }
 
 // Peer is an instance to keep connected: its peer id and sync multiaddrs.
 type Peer struct {
@@ -137,10 +168,10 @@ func (n *Node) call(ctx context.Context, f func()) error {
 // running Serve took the list.
 func (n *Node) SetPeers(ctx context.Context, peers []Peer) error {
 	return n.call(ctx, func() {
-		ids := make([]PeerID, 0, len(peers))
+		ids := make([]protocol.PeerID, 0, len(peers))
 		n.addrs = map[PeerID][]string{}
 		for _, p := range peers {
-			ids = append(ids, p.ID)
+			ids = append(ids, toMachine(p.ID))
 			n.addrs[p.ID] = append([]string(nil), p.Addrs...)
 		}
 		n.m.SetPeers(n.cfg.Clock.Now(), ids)
@@ -155,9 +186,9 @@ func (n *Node) Revoke(ctx context.Context, p PeerID) error {
 	}
 	return n.call(ctx, func() {
 		delete(n.addrs, p)
-		var ids []PeerID
+		var ids []protocol.PeerID
 		for id := range n.addrs {
-			ids = append(ids, id)
+			ids = append(ids, toMachine(id))
 		}
 		n.m.SetPeers(n.cfg.Clock.Now(), ids)
 	})
@@ -166,7 +197,15 @@ func (n *Node) Revoke(ctx context.Context, p PeerID) error {
 // Status returns the per-peer replication state.
 func (n *Node) Status(ctx context.Context) ([]PeerStatus, error) {
 	var st []PeerStatus
-	err := n.call(ctx, func() { st = n.m.Status() })
+	err := n.call(ctx, func() {
+		for _, ps := range n.m.Status() {
+			st = append(st, PeerStatus{
+				Peer: fromMachine(ps.Peer), Connected: ps.Connected, LastSeen: ps.LastSeen,
+				EntriesReceived: ps.EntriesReceived, EntriesSent: ps.EntriesSent,
+				Inflight: ps.Inflight, DialFailures: ps.DialFailures, Feeds: ps.Feeds,
+			})
+		}
+	})
 	return st, err
 }
 
@@ -210,7 +249,7 @@ func (n *Node) Serve(ctx context.Context) error {
 			if r.err != nil {
 				n.log.Debug("dial failed", "peer", r.peer, "err", r.err)
 			}
-			n.m.DialDone(n.cfg.Clock.Now(), r.peer, r.err)
+			n.m.DialDone(n.cfg.Clock.Now(), toMachine(r.peer), r.err)
 		case f := <-n.calls:
 			f()
 		}
@@ -236,11 +275,11 @@ func (n *Node) handleEvent(ev transport.Event) {
 	case transport.EventUp:
 		n.met.connected.Inc()
 		n.log.Info("peer connected", "peer", ev.Peer)
-		n.m.PeerUp(now, ev.Peer)
+		n.m.PeerUp(now, toMachine(ev.Peer))
 	case transport.EventDown:
 		n.met.connected.Dec()
 		n.log.Info("peer disconnected", "peer", ev.Peer)
-		n.m.PeerDown(now, ev.Peer)
+		n.m.PeerDown(now, toMachine(ev.Peer))
 	case transport.EventMessage:
 		msg, err := wire.Decode(ev.Payload)
 		if err != nil {
@@ -249,10 +288,10 @@ func (n *Node) handleEvent(ev transport.Event) {
 			return
 		}
 		if hs, ok := msg.(*wire.Heads); ok {
-			n.m.PeerHeads(now, ev.Peer, n.verifyHeads(now, ev.Peer, hs.Heads))
+			n.m.PeerHeads(now, toMachine(ev.Peer), n.verifyHeads(now, ev.Peer, hs.Heads))
 			return
 		}
-		n.m.Receive(now, ev.Peer, msg)
+		n.m.Receive(now, toMachine(ev.Peer), msg)
 	}
 }
 
@@ -267,7 +306,7 @@ func (n *Node) verifyHeads(now time.Time, p PeerID, heads []Head) []Head {
 		case errors.Is(err, ErrUnknownFeed):
 			n.log.Debug("ignoring head of a feed not replicated", "peer", p, "feed", h.Feed.Short())
 		case errors.Is(err, ErrFork):
-			n.m.HeadForked(now, p, h.Feed, err)
+			n.m.HeadForked(now, toMachine(p), h.Feed, err)
 		default:
 			n.security(p, h.Feed, "head", "announced head failed verification", err)
 		}
@@ -295,15 +334,15 @@ func (n *Node) process(ctx context.Context, dials *stdsync.WaitGroup) {
 			n.serve(s)
 		}
 		for _, o := range out.Send {
-			n.send(o.Peer, o.Msg)
+			n.send(fromMachine(o.Peer), o.Msg)
 		}
 		for _, p := range out.Disconnect {
-			if err := n.cfg.Transport.Disconnect(p); err != nil {
-				n.log.Debug("disconnecting", "peer", p, "err", err)
+			if err := n.cfg.Transport.Disconnect(fromMachine(p)); err != nil {
+				n.log.Debug("disconnecting", "peer", fromMachine(p), "err", err)
 			}
 		}
 		for _, p := range out.Dial {
-			n.dial(ctx, dials, p)
+			n.dial(ctx, dials, fromMachine(p))
 		}
 		for _, ev := range out.Events {
 			n.event(ev)
@@ -314,7 +353,7 @@ func (n *Node) process(ctx context.Context, dials *stdsync.WaitGroup) {
 func (n *Node) store(s protocol.Store) protocol.StoreResult {
 	count := len(s.Range.Entries)
 	head, err := n.cfg.Feeds.VerifyAndStore(s.Range)
-	n.met.received.WithLabelValues(s.Peer.String()).Add(float64(count))
+	n.met.received.WithLabelValues(fromMachine(s.Peer).String()).Add(float64(count))
 	switch {
 	case err == nil:
 		return protocol.StoreResult{Outcome: protocol.Stored, Head: head}
@@ -330,9 +369,9 @@ func (n *Node) store(s protocol.Store) protocol.StoreResult {
 }
 
 func (n *Node) serve(s protocol.Serve) {
-	req := s.Request
+	req, p := s.Request, fromMachine(s.Peer)
 	if req.End <= req.Start {
-		n.send(s.Peer, &wire.Error{ReqID: req.ReqID, Code: wire.CodeBadRequest, Message: "empty range"})
+		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeBadRequest, Message: "empty range"})
 		return
 	}
 	end := req.End
@@ -342,22 +381,22 @@ func (n *Node) serve(s protocol.Serve) {
 	r, err := n.cfg.Feeds.ReadRange(req.Feed, req.Start, end, n.cfg.MaxBatchBytes)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		n.send(s.Peer, &wire.Error{ReqID: req.ReqID, Code: wire.CodeNotFound, Message: "range not held"})
+		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeNotFound, Message: "range not held"})
 		return
 	case err != nil:
-		n.log.Error("reading range to serve", "peer", s.Peer, "feed", req.Feed.Short(), "err", err)
-		n.send(s.Peer, &wire.Error{ReqID: req.ReqID, Code: wire.CodeInternal, Message: "read failed"})
+		n.log.Error("reading range to serve", "peer", p, "feed", req.Feed.Short(), "err", err)
+		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeInternal, Message: "read failed"})
 		return
 	}
 	if len(r.Entries) == 0 || r.Start != req.Start || r.End() > end {
 		n.log.Error("feeds returned a range other than asked", "feed", req.Feed.Short(),
 			"start", req.Start, "end", end, "got_start", r.Start, "got_end", r.End())
-		n.send(s.Peer, &wire.Error{ReqID: req.ReqID, Code: wire.CodeInternal, Message: "read failed"})
+		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeInternal, Message: "read failed"})
 		return
 	}
-	if n.send(s.Peer, &wire.Data{ReqID: req.ReqID, Range: r}) {
+	if n.send(p, &wire.Data{ReqID: req.ReqID, Range: r}) {
 		n.m.Served(s.Peer, len(r.Entries))
-		n.met.sent.WithLabelValues(s.Peer.String()).Add(float64(len(r.Entries)))
+		n.met.sent.WithLabelValues(p.String()).Add(float64(len(r.Entries)))
 	}
 }
 
@@ -399,7 +438,8 @@ func (n *Node) dial(ctx context.Context, dials *stdsync.WaitGroup, p PeerID) {
 	}()
 }
 
-func (n *Node) event(ev Event) {
+func (n *Node) event(pe protocol.Event) {
+	ev := Event{Kind: pe.Kind, Peer: fromMachine(pe.Peer), Feed: pe.Feed, Detail: pe.Detail, Err: pe.Err}
 	attrs := []any{"peer", ev.Peer, "feed", ev.Feed.Short(), "detail", ev.Detail, "err", ev.Err}
 	switch ev.Kind {
 	case protocol.EventRejected:

@@ -38,4 +38,8 @@
 // that peer for good (EventFork). A request unanswered after RequestTimeout,
 // while the peer sent nothing else either, disconnects the peer. Lost peers in the SetPeers list are redialled with
 // exponential backoff and jitter.
+//
+// The scripts in testdata/ (run by TestScenarios) show this behaviour message
+// by message: initial sync, live push, stale ranges, request timeouts, forks,
+// bounded in-flight requests, rejected ranges and reconnects.
 package protocol

@@ -2,16 +2,19 @@ package protocol
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
 
-	"github.com/crow-sync/crow/sync/transport"
 	"github.com/crow-sync/crow/sync/wire"
 )
 
-// PeerID identifies a peer instance.
-type PeerID = transport.PeerID
+// PeerID identifies a peer to the machine. It is opaque here: the machine
+// only compares and orders ids, and never parses them. The driver chooses the
+// encoding (package sync converts its transport's peer ids, which are libp2p
+// ids, at the boundary), so this package links no network library.
+type PeerID string
 
 // Config tunes a Machine. Zero fields take the defaults.
 type Config struct {
@@ -526,7 +529,10 @@ func (m *Machine) Tick(now time.Time) {
 		if !ps.connected {
 			continue
 		}
-		for _, r := range ps.inflight {
+		// In request order, so that the event names the oldest overdue
+		// request whatever the map's order.
+		for _, id := range slices.Sorted(maps.Keys(ps.inflight)) {
+			r := ps.inflight[id]
 			last := r.sent
 			if ps.lastSeen.After(last) {
 				last = ps.lastSeen
