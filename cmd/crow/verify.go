@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/crow-sync/crow/app"
@@ -37,8 +39,8 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	defer cancel()
 	raw, err := client.DoRaw(ctx, c, app.ProjectVerify, app.ProjectName{Project: pos[0]})
 	if err != nil {
-		if client.StatusOf(err) == 0 {
-			return fmt.Errorf("asking %s: %w", c.Base(), err)
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			return fmt.Errorf("asking %s: %w", c.Base(), ue)
 		}
 		return err
 	}
