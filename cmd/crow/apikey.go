@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 	"github.com/crow-sync/crow/home"
 )
 
@@ -77,10 +79,8 @@ func rotateAPIKey(ctx context.Context, g *globals, dir string) (key, via string,
 	c, err := newClient(g)
 	switch {
 	case err == nil:
-		var resp struct {
-			APIKey string `json:"api_key"`
-		}
-		err = c.do(ctx, "POST", "/v1/apikey/rotate", nil, nil, &resp)
+		var resp app.APIKey
+		resp, err = client.Do(ctx, c, app.APIKeyRotate, app.NoInput{})
 		if err == nil {
 			if resp.APIKey == "" {
 				return "", "", errors.New("the daemon rotated the key but did not return it; it is in " + home.PathsOf(dir).APIKeyFile())
@@ -90,7 +90,7 @@ func rotateAPIKey(ctx context.Context, g *globals, dir string) (key, via string,
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return "", "", fmt.Errorf("rotating the API key through the daemon: %w", err)
 		}
-	case !errors.Is(err, errNoDaemon):
+	case !errors.Is(err, client.ErrNoDaemon):
 		return "", "", err
 	}
 	h, err := home.Load(dir)

@@ -2,41 +2,26 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
-	"strconv"
+	"time"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/store"
 )
 
 func init() {
 	register("conflicts", "sync conflicts and their recovery (list|show ID|keep ID|restore ID|resolve-all)", runConflicts)
 }
 
-type conflictView struct {
-	ID                string          `json:"id"`
-	TableName         string          `json:"table_name"`
-	RowID             string          `json:"row_id"`
-	Op                string          `json:"op"`
-	WinningInstanceID string          `json:"winning_instance_id"`
-	LosingInstanceID  string          `json:"losing_instance_id"`
-	WinningLamportTS  uint64          `json:"winning_lamport_ts"`
-	LosingLamportTS   uint64          `json:"losing_lamport_ts"`
-	WinningData       json.RawMessage `json:"winning_data"`
-	LosingData        json.RawMessage `json:"losing_data"`
-	Resolved          bool            `json:"resolved"`
-	Resolution        string          `json:"resolution"`
-	ResolvedAt        string          `json:"resolved_at"`
-	CreatedAt         string          `json:"created_at"`
-}
-
-// state is the record's resolution in words.
-func (cv conflictView) state() string {
+// conflictState is the record's resolution in words.
+func conflictState(cv conflicts.Conflict) string {
 	if !cv.Resolved {
 		return "unresolved"
 	}
 	if cv.Resolution != "" {
-		return "resolved (" + cv.Resolution + ")"
+		return "resolved (" + string(cv.Resolution) + ")"
 	}
 	return "resolved"
 }
@@ -60,34 +45,24 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
 	switch sub {
 	case "list":
 		if len(pos) != 0 {
 			return usagef("usage: crow conflicts list [--table T] [--unresolved]")
 		}
-		q := url.Values{}
-		setIf(q, "table", *table)
+		in := app.ConflictListIn{Table: *table}
 		if *unresolved {
-			q.Set("unresolved", strconv.FormatBool(true))
+			in.Unresolved = unresolved
 		}
-		if err := c.do(ctx, "GET", "/v1/sync/conflicts", q, nil, &raw); err != nil {
+		page, printed, err := call(ctx, g, c, app.ConflictsList, in)
+		if err != nil || printed {
 			return err
-		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var page struct {
-			Conflicts []conflictView `json:"conflicts"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
 		}
 		if len(page.Conflicts) == 0 {
 			fmt.Fprintln(g.stdout, "(no conflicts)")
 		}
 		for _, cv := range page.Conflicts {
-			fmt.Fprintf(g.stdout, "%s  %-7s %-12s %-28s %s  kept %s@%d, lost %s@%d\n", cv.ID, cv.Op, cv.TableName, cv.RowID, cv.state(),
+			fmt.Fprintf(g.stdout, "%s  %-7s %-12s %-28s %s  kept %s@%d, lost %s@%d\n", cv.ID, cv.Op, cv.TableName, cv.RowID, conflictState(cv),
 				short(cv.WinningInstanceID), cv.WinningLamportTS, short(cv.LosingInstanceID), cv.LosingLamportTS)
 		}
 		return nil
@@ -95,81 +70,57 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 1 {
 			return usagef("usage: crow conflicts show ID")
 		}
-		if err := c.do(ctx, "GET", "/v1/sync/conflicts/"+url.PathEscape(pos[0]), nil, nil, &raw); err != nil {
+		cv, printed, err := call(ctx, g, c, app.ConflictsGet, app.ConflictID{ID: pos[0]})
+		if err != nil || printed {
 			return err
 		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var cv conflictView
-		if err := json.Unmarshal(raw, &cv); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
-		}
-		fmt.Fprintf(g.stdout, "conflict %s (%s of %s/%s, created %s, %s)\n", cv.ID, cv.Op, cv.TableName, cv.RowID, cv.CreatedAt, cv.state())
+		fmt.Fprintf(g.stdout, "conflict %s (%s of %s/%s, created %s, %s)\n", cv.ID, cv.Op, cv.TableName, cv.RowID,
+			cv.CreatedAt.Format(time.RFC3339Nano), conflictState(cv))
 		fmt.Fprintf(g.stdout, "kept (live)  from %s lamport %d:\n", cv.WinningInstanceID, cv.WinningLamportTS)
 		if err := printJSON(g.stdout, cv.WinningData); err != nil {
 			return err
 		}
 		fmt.Fprintf(g.stdout, "overwritten  from %s lamport %d:\n", cv.LosingInstanceID, cv.LosingLamportTS)
 		return printJSON(g.stdout, cv.LosingData)
-	case "keep", "restore":
+	case "keep":
 		if len(pos) != 1 {
 			return usagef("usage: crow conflicts %s ID", sub)
 		}
-		if err := c.do(ctx, "POST", "/v1/sync/conflicts/"+url.PathEscape(pos[0])+"/"+sub, nil, nil, &raw); err != nil {
+		if _, printed, err := call(ctx, g, c, app.ConflictsKeep, app.ConflictID{ID: pos[0]}); err != nil || printed {
 			return err
 		}
-		if g.json {
-			return printJSON(g.stdout, raw)
+		fmt.Fprintf(g.stdout, "conflict %s resolved: the live version is kept\n", pos[0])
+		return nil
+	case "restore":
+		if len(pos) != 1 {
+			return usagef("usage: crow conflicts %s ID", sub)
 		}
-		if sub == "keep" {
-			fmt.Fprintf(g.stdout, "conflict %s resolved: the live version is kept\n", pos[0])
-			return nil
+		res, printed, err := call(ctx, g, c, app.ConflictsRestore, app.ConflictID{ID: pos[0]})
+		if err != nil || printed {
+			return err
 		}
-		var res struct {
-			Row struct {
-				Table   string `json:"table"`
-				RowID   string `json:"row_id"`
-				Deleted bool   `json:"deleted"`
-			} `json:"row"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
+		var row store.Row
+		if res.Row != nil {
+			row = *res.Row
 		}
 		what := "written back"
-		if res.Row.Deleted {
+		if row.Deleted {
 			what = "deleted again (the overwritten version was a delete)"
 		}
-		fmt.Fprintf(g.stdout, "conflict %s resolved: %s/%s %s as a new edit; it replicates to every instance\n", pos[0], res.Row.Table, res.Row.RowID, what)
+		fmt.Fprintf(g.stdout, "conflict %s resolved: %s/%s %s as a new edit; it replicates to every instance\n", pos[0], row.Table, row.RowID, what)
 		return nil
 	case "resolve-all":
 		if len(pos) != 0 {
 			return usagef("usage: crow conflicts resolve-all [--table T]")
 		}
-		body := map[string]string{}
-		setIfMap(body, "table", *table)
-		if err := c.do(ctx, "POST", "/v1/sync/conflicts/resolve-all", nil, body, &raw); err != nil {
+		res, printed, err := call(ctx, g, c, app.ConflictsResolveAll, app.ResolveAllIn{Table: *table})
+		if err != nil || printed {
 			return err
-		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var res struct {
-			Resolved int `json:"resolved"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
 		}
 		fmt.Fprintf(g.stdout, "%d conflicts resolved (live versions kept)\n", res.Resolved)
 		return nil
 	default:
 		return usagef("unknown conflicts command %q: %s", sub, conflictsUsage)
-	}
-}
-
-func setIfMap(m map[string]string, k, v string) {
-	if v != "" {
-		m[k] = v
 	}
 }
 

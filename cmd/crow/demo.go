@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/store"
 )
 
 func init() {
@@ -35,7 +37,7 @@ type demoNode struct {
 	syncPrt int
 	cmd     *exec.Cmd
 	done    chan error
-	c       *client
+	c       *client.Client
 	id      string
 }
 
@@ -124,7 +126,7 @@ func (d *demo) run(ctx context.Context) error {
 
 	d.say("Register the satellites on home (each proves with a signed challenge that it derives from the same seed)")
 	for _, n := range []*demoNode{laptop, vps} {
-		if err := homeNode.c.do(ctx, "POST", "/v1/instances", nil, map[string]string{"gateway_url": n.baseURL()}, nil); err != nil {
+		if _, err := client.Do(ctx, homeNode.c, app.InstancesRegister, app.RegisterIn{GatewayURL: n.baseURL()}); err != nil {
 			return fmt.Errorf("registering %s: %w", n.name, err)
 		}
 		d.detail("home registered %s; %s registered home back", n.name, n.name)
@@ -176,12 +178,8 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var status struct {
-		Peers []struct {
-			EntriesReceived uint64 `json:"entries_received"`
-		} `json:"peers"`
-	}
-	if err := vps.c.do(ctx, "GET", "/v1/sync/status", nil, nil, &status); err != nil {
+	status, err := client.Do(ctx, vps.c, app.SyncStatusOp, app.NoInput{})
+	if err != nil {
 		return err
 	}
 	var received uint64
@@ -193,40 +191,38 @@ func (d *demo) run(ctx context.Context) error {
 
 	d.say("A conflict: the laptop and the vps edit the same memory while cut off from each other")
 	for _, n := range []*demoNode{laptop, vps} {
-		if err := n.c.do(ctx, "POST", "/v1/sync/pause", nil, nil, nil); err != nil {
+		if _, err := client.Do(ctx, n.c, app.SyncPause, app.NoInput{}); err != nil {
 			return err
 		}
 	}
 	target := ids["home"]
 	for _, n := range []*demoNode{laptop, vps} {
-		body := map[string]any{"content": fmt.Sprintf("home's memory, as the %s remembers it", n.name)}
-		if err := n.c.do(ctx, "PATCH", "/v1/memory/"+target, nil, body, nil); err != nil {
+		text := fmt.Sprintf("home's memory, as the %s remembers it", n.name)
+		if _, err := client.Do(ctx, n.c, app.MemoryUpdate, app.MemoryUpdateIn{ID: target, Content: &text}); err != nil {
 			return err
 		}
 	}
 	for _, n := range []*demoNode{laptop, vps} {
-		if err := n.c.do(ctx, "POST", "/v1/sync/resume", nil, nil, nil); err != nil {
+		if _, err := client.Do(ctx, n.c, app.SyncResume, app.NoInput{}); err != nil {
 			return err
 		}
 	}
 	var conflictID, lost string
 	err = d.until(ctx, "the conflict to reach every instance", func() (bool, error) {
 		for _, n := range d.nodes {
-			var page struct {
-				Conflicts []struct {
-					ID         string `json:"id"`
-					LosingData struct {
-						Content string `json:"content"`
-					} `json:"losing_data"`
-				} `json:"conflicts"`
-			}
-			if err := n.c.do(ctx, "GET", "/v1/sync/conflicts", url.Values{"unresolved": {"true"}}, nil, &page); err != nil {
+			yes := true
+			page, err := client.Do(ctx, n.c, app.ConflictsList, app.ConflictListIn{Unresolved: &yes})
+			if err != nil {
 				return false, err
 			}
 			if len(page.Conflicts) != 1 {
 				return false, nil
 			}
-			conflictID, lost = page.Conflicts[0].ID, page.Conflicts[0].LosingData.Content
+			var m memory.Memory // the losing data is a memories row
+			if err := json.Unmarshal(page.Conflicts[0].LosingData, &m); err != nil {
+				return false, fmt.Errorf("reading the overwritten memory: %w", err)
+			}
+			conflictID, lost = page.Conflicts[0].ID, m.Content
 		}
 		return true, nil
 	})
@@ -237,21 +233,17 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("a notification points to the recovery view: http://127.0.0.1:%d/ui/conflicts", homeNode.gwPort)
 
 	d.say("Restore the overwritten version from home (a new edit that replicates)")
-	if err := homeNode.c.do(ctx, "POST", "/v1/sync/conflicts/"+conflictID+"/restore", nil, nil, nil); err != nil {
+	if _, err := client.Do(ctx, homeNode.c, app.ConflictsRestore, app.ConflictID{ID: conflictID}); err != nil {
 		return err
 	}
 	err = d.until(ctx, "the restored text and the resolution everywhere", func() (bool, error) {
 		for _, n := range d.nodes {
-			var m struct {
-				Content string `json:"content"`
-			}
-			if err := n.c.do(ctx, "GET", "/v1/memory/"+target, nil, nil, &m); err != nil {
+			m, err := client.Do(ctx, n.c, app.MemoryGet, app.MemoryID{ID: target})
+			if err != nil {
 				return false, err
 			}
-			var c struct {
-				Resolution string `json:"resolution"`
-			}
-			if err := n.c.do(ctx, "GET", "/v1/sync/conflicts/"+conflictID, nil, nil, &c); err != nil {
+			c, err := client.Do(ctx, n.c, app.ConflictsGet, app.ConflictID{ID: conflictID})
+			if err != nil {
 				return false, err
 			}
 			if m.Content != lost || c.Resolution != "restore" {
@@ -266,17 +258,8 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("every instance reads %q, and the conflict is resolved everywhere", lost)
 
 	d.say("A federated search from the laptop across all instances (signed 5-minute tokens, per-instance deadline)")
-	var res struct {
-		Results []struct {
-			FoundOn []string `json:"found_on"`
-		} `json:"results"`
-		Instances []struct {
-			Name   string `json:"name"`
-			Status string `json:"status"`
-		} `json:"instances"`
-		Partial bool `json:"partial"`
-	}
-	if err := laptop.c.do(ctx, "GET", "/v1/memories/search", url.Values{"q": {"offline"}, "instances": {"all"}}, nil, &res); err != nil {
+	res, err := client.Do(ctx, laptop.c, app.MemorySearch, app.MemorySearchIn{Query: "offline", Instances: "all"})
+	if err != nil {
 		return err
 	}
 	var st []string
@@ -293,13 +276,8 @@ func (d *demo) run(ctx context.Context) error {
 	d.say("Consolidate the project's state from the laptop: home numbers memories and builds the version")
 	var numbers []uint64
 	err = d.until(ctx, "home's numbers on the laptop", func() (bool, error) {
-		var page struct {
-			Memories []struct {
-				Number    *uint64 `json:"number"`
-				EventHash *string `json:"event_hash"`
-			} `json:"memories"`
-		}
-		if err := laptop.c.do(ctx, "GET", "/v1/memories/list", url.Values{"project": {"demo"}, "order": {"oldest"}}, nil, &page); err != nil {
+		page, err := client.Do(ctx, laptop.c, app.MemoryList, app.MemoryListIn{MemoryFilter: app.MemoryFilter{Project: "demo"}, Order: "oldest"})
+		if err != nil {
 			return false, err
 		}
 		numbers = numbers[:0]
@@ -315,29 +293,26 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	highest := slices.Max(numbers)
-	ops := map[string]any{"consolidated_until_event": highest, "ops": []any{
+	ops, err := jsonOps(
 		map[string]any{"op": "set_phase", "phase": "demo"},
 		map[string]any{"op": "add_decision", "title": "Keep notes in crow", "statement": "every machine writes its notes to crow",
 			"evidence_memory_ids": numbers[:3]},
 		map[string]any{"op": "add_risk", "title": "A machine may be offline for weeks", "severity": "med",
 			"evidence_memory_ids": numbers[3:]},
-	}}
-	var cons struct {
-		Version      uint64 `json:"version"`
-		StateHash    string `json:"state_hash"`
-		AppliedCount int    `json:"applied_count"`
+	)
+	if err != nil {
+		return err
 	}
-	if err := laptop.c.do(ctx, "POST", "/v1/project/demo/state/ops", nil, ops, &cons); err != nil {
+	cons, err := client.Do(ctx, laptop.c, app.ProjectConsolidate, app.ConsolidateIn{Project: "demo", Ops: ops, ConsolidatedUntilEvent: &highest})
+	if err != nil {
 		return err
 	}
 	d.detail("memories numbered #%d..#%d by home; the laptop's request was forwarded to home: version %d, %d ops applied",
 		slices.Min(numbers), highest, cons.Version, cons.AppliedCount)
 	err = d.until(ctx, "the state version on every instance", func() (bool, error) {
 		for _, n := range d.nodes {
-			var v struct {
-				StateHash string `json:"state_hash"`
-			}
-			if err := n.c.do(ctx, "GET", "/v1/project/demo/state", nil, nil, &v); err != nil {
+			v, err := client.Do(ctx, n.c, app.ProjectStateGet, app.ProjectName{Project: "demo"})
+			if err != nil {
 				return false, nil
 			}
 			if v.StateHash != cons.StateHash {
@@ -352,32 +327,11 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("state_hash %s (SHA3-256 of the canonical state), the same on all three", cons.StateHash)
 
 	d.say("Home anchors the state hash on its embedded Ethereum chain; anyone can verify it (public endpoint)")
-	var ver struct {
-		ProjectID string `json:"project_id"`
-		Chain     *struct {
-			ChainID  uint64 `json:"chain_id"`
-			Contract string `json:"contract"`
-		} `json:"chain"`
-		Versions []struct {
-			Version          uint64 `json:"version"`
-			Status           string `json:"status"`
-			Match            bool   `json:"match"`
-			AnchorID         uint64 `json:"anchor_id"`
-			OnchainStateHash string `json:"onchain_state_hash"`
-			BlockNumber      uint64 `json:"block_number"`
-		} `json:"versions"`
-		Verified bool `json:"verified"`
-	}
+	var ver app.Verification
+	public := client.New(homeNode.baseURL(), "") // a public endpoint: no key
 	err = d.until(ctx, "the state version to be anchored", func() (bool, error) {
-		resp, err := http.Get(homeNode.baseURL() + "/v1/verify/demo") // public: no key
+		ver, err = client.Do(ctx, public, app.ProjectVerify, app.ProjectName{Project: "demo"})
 		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("GET /v1/verify/demo: %s", resp.Status)
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&ver); err != nil {
 			return false, err
 		}
 		return ver.Verified, nil
@@ -390,20 +344,17 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("on-chain hash %s matches: %v (the chain knows the project only as %s…)", v.OnchainStateHash, v.Match, ver.ProjectID[:18])
 	var anchored int
 	err = d.until(ctx, "the memories' event hashes on chain", func() (bool, error) {
-		var rows struct {
-			Rows []struct {
-				Data struct {
-					Kind   string `json:"kind"`
-					Status string `json:"status"`
-				} `json:"data"`
-			} `json:"rows"`
-		}
-		if err := vps.c.do(ctx, "GET", "/v1/tables/anchors/rows", url.Values{"limit": {"1000"}}, nil, &rows); err != nil {
+		rows, err := client.Do(ctx, vps.c, app.TablesRows, app.RowsIn{Table: store.TableAnchors, Limit: 1000})
+		if err != nil {
 			return false, err
 		}
 		anchored = 0
 		for _, r := range rows.Rows {
-			if r.Data.Kind == "memory" && r.Data.Status == "anchored" {
+			var rec anchor.Record
+			if err := json.Unmarshal(r.Data, &rec); err != nil {
+				return false, fmt.Errorf("reading anchor record %s: %w", r.RowID, err)
+			}
+			if rec.Kind == anchor.RecordMemory && rec.Status == anchor.StatusAnchored {
 				anchored++
 			}
 		}
@@ -482,13 +433,8 @@ func (d *demo) start(ctx context.Context, n *demoNode) error {
 		if _, err := home.PathsOf(n.dir).ReadGatewayAddr(); err != nil {
 			return false, nil
 		}
-		resp, err := http.Get(n.baseURL() + "/health")
-		if err != nil {
-			return false, nil
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		_, err := client.Do(ctx, client.New(n.baseURL(), ""), app.InstanceHealth, app.HealthIn{})
+		return err == nil, nil
 	})
 	if err != nil {
 		return err
@@ -526,27 +472,16 @@ func (d *demo) stopAll() {
 }
 
 func (d *demo) addMemory(ctx context.Context, n *demoNode, content, project string) (string, error) {
-	var m struct {
-		ID string `json:"id"`
-	}
-	err := n.c.do(ctx, "POST", "/v1/memory", nil, map[string]any{"content": content, "project": project}, &m)
+	m, err := client.Do(ctx, n.c, app.MemoryCreate, app.MemoryCreateIn{Content: content, Project: project})
 	if err != nil {
 		return "", fmt.Errorf("writing on %s: %w", n.name, err)
 	}
 	return m.ID, nil
 }
 
-// feedStatus is what the demo reads of /v1/sync/status.
-type feedStatus struct {
-	Feeds []struct {
-		Feed   string `json:"feed"`
-		Length uint64 `json:"length"`
-	} `json:"feeds"`
-}
-
 func (d *demo) feeds(ctx context.Context, n *demoNode) (map[string]uint64, error) {
-	var st feedStatus
-	if err := n.c.do(ctx, "GET", "/v1/sync/status", nil, nil, &st); err != nil {
+	st, err := client.Do(ctx, n.c, app.SyncStatusOp, app.NoInput{})
+	if err != nil {
 		return nil, err
 	}
 	out := map[string]uint64{}
@@ -590,10 +525,8 @@ func (d *demo) waitFeedsEqual(ctx context.Context) error {
 func (d *demo) waitCount(ctx context.Context, want int) error {
 	return d.until(ctx, fmt.Sprintf("%d memories on every instance", want), func() (bool, error) {
 		for _, n := range d.nodes {
-			var page struct {
-				Memories []struct{} `json:"memories"`
-			}
-			if err := n.c.do(ctx, "GET", "/v1/memories/list", url.Values{"limit": {"1000"}}, nil, &page); err != nil {
+			page, err := client.Do(ctx, n.c, app.MemoryList, app.MemoryListIn{Limit: 1000})
+			if err != nil {
 				return false, err
 			}
 			if len(page.Memories) != want {
@@ -602,6 +535,19 @@ func (d *demo) waitCount(ctx context.Context, want int) error {
 		}
 		return true, nil
 	})
+}
+
+// jsonOps encodes state ops for a consolidation.
+func jsonOps(ops ...any) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(ops))
+	for i, op := range ops {
+		b, err := json.Marshal(op)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // until polls cond every 20 ms for up to 30 s.

@@ -2,28 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"time"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/registry"
 )
 
 func init() {
 	register("instance", "register, list and revoke instances (add URL|list|revoke ID)", runInstance)
 }
 
-type instanceView struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Role       string   `json:"role"`
-	GatewayURL string   `json:"gateway_url"`
-	SyncAddrs  []string `json:"sync_addrs"`
-	LastSeen   int64    `json:"last_seen"`
-	Status     string   `json:"status"`
-}
-
-func (in instanceView) line(self string) string {
+// instanceLine is what the CLI prints of an instance; self is this
+// instance's id ("" if unknown).
+func instanceLine(in registry.Instance, self string) string {
 	seen := "never"
 	if in.LastSeen > 0 {
 		seen = time.Unix(in.LastSeen, 0).UTC().Format(time.RFC3339)
@@ -50,53 +43,45 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
+	var (
+		in      registry.Instance
+		printed bool
+	)
 	switch sub {
 	case "add":
 		if len(pos) != 1 {
 			return usagef("usage: crow instance add GATEWAY_URL (e.g. http://100.64.0.2:3001)")
 		}
-		if err := c.do(ctx, "POST", "/v1/instances", nil, map[string]string{"gateway_url": pos[0]}, &raw); err != nil {
+		var reg app.Registered
+		reg, printed, err = call(ctx, g, c, app.InstancesRegister, app.RegisterIn{GatewayURL: pos[0]})
+		if err != nil {
 			return err // the daemon's error names the URL and the step that failed
 		}
+		in = reg.Instance
 	case "revoke":
 		if len(pos) != 1 {
 			return usagef("usage: crow instance revoke ID")
 		}
-		if err := c.do(ctx, "DELETE", "/v1/instances/"+url.PathEscape(pos[0]), nil, nil, &raw); err != nil {
+		if in, printed, err = call(ctx, g, c, app.InstancesRevoke, app.InstanceID{ID: pos[0]}); err != nil {
 			return err
 		}
 	case "list":
 		if len(pos) != 0 {
 			return usagef("usage: crow instance list")
 		}
-		if err := c.do(ctx, "GET", "/v1/instances", nil, nil, &raw); err != nil {
+		page, printed, err := call(ctx, g, c, app.InstancesList, app.NoInput{})
+		if err != nil || printed {
 			return err
 		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var page struct {
-			Self      string         `json:"self"`
-			Instances []instanceView `json:"instances"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
-		}
 		for _, in := range page.Instances {
-			fmt.Fprintln(g.stdout, in.line(page.Self))
+			fmt.Fprintln(g.stdout, instanceLine(in, page.Self))
 		}
 		return nil
 	default:
 		return usagef("unknown instance command %q: use add, list or revoke", sub)
 	}
-	if g.json {
-		return printJSON(g.stdout, raw)
+	if !printed {
+		fmt.Fprintln(g.stdout, instanceLine(in, ""))
 	}
-	var in instanceView
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return fmt.Errorf("decoding answer: %w", err)
-	}
-	fmt.Fprintln(g.stdout, in.line(""))
 	return nil
 }

@@ -2,36 +2,25 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/memory"
 )
 
 func init() {
 	register("memory", "add, get, list and search memories (add|get|list|search|update|delete)", runMemory)
 }
 
-// memoryView is what the CLI prints of a memory.
-type memoryView struct {
-	ID         string   `json:"id"`
-	Number     *int64   `json:"number"`
-	Project    string   `json:"project"`
-	Content    string   `json:"content"`
-	Category   string   `json:"category"`
-	Importance int      `json:"importance"`
-	Tags       []string `json:"tags"`
-	CreatedAt  string   `json:"created_at"`
-	Score      float64  `json:"score,omitempty"`
-}
-
-func (m memoryView) line() string {
+// memoryLine is what the CLI prints of a memory.
+func memoryLine(m memory.Memory) string {
 	num := "-"
 	if m.Number != nil {
-		num = "#" + strconv.FormatInt(*m.Number, 10)
+		num = "#" + strconv.FormatUint(*m.Number, 10)
 	}
 	content := strings.ReplaceAll(m.Content, "\n", " ")
 	if len(content) > 80 {
@@ -63,7 +52,14 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
+	var filter app.MemoryFilter
+	filter.Project, filter.Category = *project, *category
+	if *tags != "" {
+		filter.Tags = splitList(*tags)
+	}
+	if *importance != 0 {
+		filter.MinImportance = importance
+	}
 	switch sub {
 	case "add":
 		if len(pos) != 1 {
@@ -77,134 +73,104 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 			}
 			text = string(b)
 		}
-		body := map[string]any{"content": text, "source": "cli"}
-		if *project != "" {
-			body["project"] = *project
-		}
-		if *category != "" {
-			body["category"] = *category
-		}
+		in := app.MemoryCreateIn{Content: text, Source: "cli", Project: *project, Category: *category, Tags: filter.Tags}
 		if *importance != 0 {
-			body["importance"] = *importance
+			in.Importance = importance
 		}
-		if *tags != "" {
-			body["tags"] = splitList(*tags)
-		}
-		if err := c.do(ctx, "POST", "/v1/memory", nil, body, &raw); err != nil {
-			return err
-		}
-		return printMemory(g, raw)
+		m, printed, err := call(ctx, g, c, app.MemoryCreate, in)
+		return printMemory(g, m, printed, err)
 	case "get":
 		if len(pos) != 1 {
 			return usagef("usage: crow memory get ID")
 		}
-		if err := c.do(ctx, "GET", "/v1/memory/"+url.PathEscape(pos[0]), nil, nil, &raw); err != nil {
-			return err
-		}
-		return printMemory(g, raw)
+		m, printed, err := call(ctx, g, c, app.MemoryGet, app.MemoryID{ID: pos[0]})
+		return printMemory(g, m, printed, err)
 	case "update":
 		if len(pos) != 1 {
 			return usagef("usage: crow memory update ID [--content TEXT] [--project P] [--category C] [--importance N] [--tags a,b]")
 		}
-		body := map[string]any{}
+		in := app.MemoryUpdateIn{ID: pos[0]}
 		if *content != "" {
-			body["content"] = *content
+			in.Content = content
 		}
 		if *project != "" {
-			body["project"] = *project
+			in.Project = project
 		}
 		if *category != "" {
-			body["category"] = *category
+			in.Category = category
 		}
 		if *importance != 0 {
-			body["importance"] = *importance
+			in.Importance = importance
 		}
 		if *tags != "" {
-			body["tags"] = splitList(*tags)
+			in.Tags = &filter.Tags
 		}
-		if len(body) == 0 {
+		if in.Validate() != nil {
 			return usagef("nothing to update: give --content, --project, --category, --importance or --tags")
 		}
-		if err := c.do(ctx, "PATCH", "/v1/memory/"+url.PathEscape(pos[0]), nil, body, &raw); err != nil {
-			return err
-		}
-		return printMemory(g, raw)
+		m, printed, err := call(ctx, g, c, app.MemoryUpdate, in)
+		return printMemory(g, m, printed, err)
 	case "delete":
 		if len(pos) != 1 {
 			return usagef("usage: crow memory delete ID")
 		}
-		if err := c.do(ctx, "DELETE", "/v1/memory/"+url.PathEscape(pos[0]), nil, nil, &raw); err != nil {
+		if _, printed, err := call(ctx, g, c, app.MemoryDelete, app.MemoryID{ID: pos[0]}); err != nil || printed {
 			return err
-		}
-		if g.json {
-			return printJSON(g.stdout, raw)
 		}
 		fmt.Fprintln(g.stdout, "deleted", pos[0])
 		return nil
-	case "list", "search":
-		q := url.Values{}
-		path := "/v1/memories/list"
-		if sub == "search" {
-			if len(pos) != 1 {
-				return usagef("usage: crow memory search QUERY [--project P] [--limit N] [--instances local|all|ID,ID]")
-			}
-			q.Set("q", pos[0])
-			path = "/v1/memories/search"
-			if *instances != "" {
-				q.Set("instances", *instances)
-			}
-		} else if len(pos) != 0 {
+	case "list":
+		if len(pos) != 0 {
 			return usagef("usage: crow memory list [--project P] [--category C] [--limit N] [--cursor C]")
 		}
-		setIf(q, "project", *project)
-		setIf(q, "category", *category)
-		setIf(q, "tags", *tags)
-		if *importance != 0 {
-			q.Set("min_importance", strconv.Itoa(*importance))
-		}
-		if *limit != 0 {
-			q.Set("limit", strconv.Itoa(*limit))
-		}
-		setIf(q, "cursor", *cursor)
-		if err := c.do(ctx, "GET", path, q, nil, &raw); err != nil {
+		page, printed, err := call(ctx, g, c, app.MemoryList, app.MemoryListIn{MemoryFilter: filter, Limit: *limit, Cursor: *cursor})
+		if err != nil || printed {
 			return err
 		}
-		if g.json {
-			return printJSON(g.stdout, raw)
+		printMemories(g, page.Memories, page.NextCursor)
+		return nil
+	case "search":
+		if len(pos) != 1 {
+			return usagef("usage: crow memory search QUERY [--project P] [--limit N] [--instances local|all|ID,ID]")
 		}
-		var page struct {
-			Memories   []memoryView `json:"memories"`
-			Results    []memoryView `json:"results"`
-			NextCursor string       `json:"next_cursor"`
+		if *cursor != "" {
+			return usagef("crow memory search takes no --cursor")
 		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
+		res, printed, err := call(ctx, g, c, app.MemorySearch, app.MemorySearchIn{Query: pos[0], Instances: *instances, MemoryFilter: filter, Limit: *limit})
+		if err != nil || printed {
+			return err
 		}
-		items := append(page.Memories, page.Results...)
-		for _, m := range items {
-			fmt.Fprintln(g.stdout, m.line())
+		ms := make([]memory.Memory, len(res.Results))
+		for i, r := range res.Results {
+			ms[i] = r.Memory
 		}
-		if len(items) == 0 {
-			fmt.Fprintln(g.stdout, "(none)")
-		}
-		if page.NextCursor != "" {
-			fmt.Fprintln(g.stdout, "more: --cursor", page.NextCursor)
-		}
+		printMemories(g, ms, "")
 		return nil
 	default:
 		return usagef("unknown memory command %q: use add, get, list, search, update or delete", sub)
 	}
 }
 
-func printMemory(g *globals, raw []byte) error {
-	if g.json {
-		return printJSON(g.stdout, raw)
+// printMemories prints a list's or a search's memories, one a line.
+func printMemories(g *globals, ms []memory.Memory, next string) {
+	for _, m := range ms {
+		fmt.Fprintln(g.stdout, memoryLine(m))
 	}
-	var m memoryView
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("decoding answer: %w", err)
+	if len(ms) == 0 {
+		fmt.Fprintln(g.stdout, "(none)")
 	}
-	fmt.Fprintln(g.stdout, m.line())
+	if next != "" {
+		fmt.Fprintln(g.stdout, "more: --cursor", next)
+	}
+}
+
+// printMemory prints the memory an operation answered (unless --json
+// printed it already).
+func printMemory(g *globals, m memory.Memory, printed bool, err error) error {
+	if err != nil || printed {
+		return err
+	}
+	fmt.Fprintln(g.stdout, memoryLine(m))
 	return nil
 }
 
@@ -216,10 +182,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func setIf(q url.Values, k, v string) {
-	if v != "" {
-		q.Set(k, v)
-	}
 }

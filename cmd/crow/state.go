@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 )
 
 func init() {
@@ -32,28 +34,14 @@ func runState(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
 	switch sub {
 	case "projects":
 		if len(pos) != 0 {
 			return usagef("usage: crow state projects")
 		}
-		if err := c.do(ctx, "GET", "/v1/projects", nil, nil, &raw); err != nil {
+		doc, printed, err := call(ctx, g, c, app.ProjectsList, app.NoInput{})
+		if err != nil || printed {
 			return err
-		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var doc struct {
-			Projects []struct {
-				Name         string `json:"name"`
-				Memories     int    `json:"memories"`
-				StateVersion uint64 `json:"state_version"`
-				StateHash    string `json:"state_hash"`
-			} `json:"projects"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
 		}
 		for _, p := range doc.Projects {
 			v := "no state yet"
@@ -67,7 +55,8 @@ func runState(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 1 {
 			return usagef("usage: crow state show NAME")
 		}
-		if err := c.do(ctx, "GET", "/v1/project/"+url.PathEscape(pos[0])+"/state", nil, nil, &raw); err != nil {
+		raw, err := client.DoRaw(ctx, c, app.ProjectStateGet, app.ProjectName{Project: pos[0]})
+		if err != nil {
 			return err
 		}
 		return printJSON(g.stdout, raw)
@@ -75,52 +64,30 @@ func runState(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 2 {
 			return usagef("usage: crow state apply NAME FILE|- [--until N]  (FILE: a JSON array of ops, or {\"ops\": [...]})")
 		}
-		var in []byte
+		var data []byte
 		if pos[1] == "-" {
-			in, err = io.ReadAll(g.stdin)
+			data, err = io.ReadAll(g.stdin)
 		} else {
-			in, err = os.ReadFile(pos[1])
+			data, err = os.ReadFile(pos[1])
 		}
 		if err != nil {
 			return fmt.Errorf("reading ops: %w", err)
 		}
-		body := map[string]any{}
-		var ops []json.RawMessage
-		if json.Unmarshal(in, &ops) != nil {
-			var doc struct {
-				Ops   []json.RawMessage `json:"ops"`
-				Until *uint64           `json:"consolidated_until_event"`
-			}
-			if err := json.Unmarshal(in, &doc); err != nil || doc.Ops == nil {
+		in := app.ConsolidateIn{Project: pos[0]}
+		if json.Unmarshal(data, &in.Ops) != nil {
+			var doc app.ConsolidateIn // the file holds the body: ops and consolidated_until_event
+			if err := json.Unmarshal(data, &doc); err != nil || doc.Ops == nil {
 				return fmt.Errorf("%s: want a JSON array of ops or an object with \"ops\"", pos[1])
 			}
-			ops = doc.Ops
-			if doc.Until != nil {
-				body["consolidated_until_event"] = *doc.Until
-			}
+			in.Ops, in.ConsolidatedUntilEvent = doc.Ops, doc.ConsolidatedUntilEvent
 		}
-		body["ops"] = ops
 		if *until >= 0 {
-			body["consolidated_until_event"] = *until
+			u := uint64(*until)
+			in.ConsolidatedUntilEvent = &u
 		}
-		if err := c.do(ctx, "POST", "/v1/project/"+url.PathEscape(pos[0])+"/state/ops", nil, body, &raw); err != nil {
+		res, printed, err := call(ctx, g, c, app.ProjectConsolidate, in)
+		if err != nil || printed {
 			return err
-		}
-		if g.json {
-			return printJSON(g.stdout, raw)
-		}
-		var res struct {
-			Version      uint64 `json:"version"`
-			StateHash    string `json:"state_hash"`
-			Unchanged    bool   `json:"unchanged"`
-			AppliedCount int    `json:"applied_count"`
-			Rejected     []struct {
-				Index int    `json:"index"`
-				Error string `json:"error"`
-			} `json:"rejected"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf("decoding answer: %w", err)
 		}
 		if res.Unchanged {
 			fmt.Fprintf(g.stdout, "no op applied: %s stays at version %d\n", pos[0], res.Version)

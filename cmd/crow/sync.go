@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
+
+	"github.com/crow-sync/crow/app"
 )
 
 func init() {
@@ -28,44 +29,20 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
 	if args[0] != "status" {
-		if err := c.do(ctx, "POST", "/v1/sync/"+args[0], nil, nil, &raw); err != nil {
-			return err
+		op := app.SyncPause
+		if args[0] == "resume" {
+			op = app.SyncResume
 		}
-		if g.json {
-			return printJSON(g.stdout, raw)
+		if _, printed, err := call(ctx, g, c, op, app.NoInput{}); err != nil || printed {
+			return err
 		}
 		fmt.Fprintf(g.stdout, "sync %sd\n", args[0])
 		return nil
 	}
-	if err := c.do(ctx, "GET", "/v1/sync/status", nil, nil, &raw); err != nil {
+	doc, printed, err := call(ctx, g, c, app.SyncStatusOp, app.NoInput{})
+	if err != nil || printed {
 		return err
-	}
-	if g.json {
-		return printJSON(g.stdout, raw)
-	}
-	var doc struct {
-		Paused bool `json:"paused"`
-		Feeds  []struct {
-			Feed       string `json:"feed"`
-			InstanceID string `json:"instance_id"`
-			Name       string `json:"name"`
-			Length     uint64 `json:"length"`
-		} `json:"feeds"`
-		Peers []struct {
-			InstanceID      string `json:"instance_id"`
-			Name            string `json:"name"`
-			PeerID          string `json:"peer_id"`
-			LastSeen        string `json:"last_seen"`
-			Connected       bool   `json:"connected"`
-			Lag             uint64 `json:"lag"`
-			EntriesReceived uint64 `json:"entries_received"`
-			EntriesSent     uint64 `json:"entries_sent"`
-		} `json:"peers"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return fmt.Errorf("decoding answer: %w", err)
 	}
 	if doc.Paused {
 		fmt.Fprintln(g.stdout, "sync is PAUSED (crow sync resume)")

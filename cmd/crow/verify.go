@@ -6,11 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 )
 
 func init() {
@@ -28,55 +28,23 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	if len(pos) != 1 {
 		return usagef("usage: crow verify NAME [--url http://HOST:PORT]")
 	}
-	base := strings.TrimRight(*gw, "/")
-	if base == "" {
-		c, err := newClient(g)
-		if err != nil {
-			return err
-		}
-		base = c.base
+	var c *client.Client
+	if *gw != "" {
+		c = client.New(*gw, "")
+	} else if c, err = newClient(g); err != nil {
+		return err
 	}
+	c = c.WithKey("") // a public endpoint: no key
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/v1/verify/"+url.PathEscape(pos[0]), nil)
+	raw, err := client.DoRaw(ctx, c, app.ProjectVerify, app.ProjectName{Project: pos[0]})
 	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			return fmt.Errorf("asking %s: %w", c.Base(), ue)
+		}
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("asking %s: %w", base, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return errors.New(e.Error)
-		}
-		return fmt.Errorf("%s answered %s", base, resp.Status)
-	}
-	var doc struct {
-		ProjectID string `json:"project_id"`
-		Chain     *struct {
-			Kind     string `json:"kind"`
-			ChainID  uint64 `json:"chain_id"`
-			Contract string `json:"contract"`
-		} `json:"chain"`
-		Versions []struct {
-			Version          uint64 `json:"version"`
-			StateHash        string `json:"state_hash"`
-			Status           string `json:"status"`
-			OnchainStateHash string `json:"onchain_state_hash"`
-			AnchorID         uint64 `json:"anchor_id"`
-			BlockNumber      uint64 `json:"block_number"`
-		} `json:"versions"`
-		Verified bool `json:"verified"`
-	}
+	var doc app.Verification
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("decoding answer: %w", err)
 	}
