@@ -167,7 +167,10 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 		}
 	case in.Body:
 		if len(body) == 0 {
-			return ptr, Invalidf("request body is empty; a JSON object is required")
+			if in.bodyRequired() {
+				return ptr, Invalidf("request body is empty; a JSON object is required")
+			}
+			body = []byte("{}") // every body field is optional
 		}
 		if err := in.rejectKeys(body, SurfaceREST); err != nil {
 			return ptr, err
@@ -185,6 +188,17 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 		}
 	}
 	return ptr, nil
+}
+
+// bodyRequired reports whether a REST body must be given: some body field
+// is required.
+func (in *Input) bodyRequired() bool {
+	for i := range in.Fields {
+		if f := &in.Fields[i]; (f.In == InBody || f.In == InWholeBody) && f.Required {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Input) bindQuery(v reflect.Value, r REST) error {
