@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crow-sync/crow/app"
 )
 
 // fakeRemote records the calls the router hands to federation.
@@ -26,7 +28,7 @@ func (f *fakeRemote) CallTool(_ context.Context, instanceID, tool string, args j
 // every call for another instance, without instance_id, and that its answer is
 // passed through unchanged.
 func TestRouterRemoteSeam(t *testing.T) {
-	s := New(Config{Self: Self{InstanceID: "home-1"}, Keys: NewKeyChecker([32]byte{})})
+	s := New(Config{App: app.New(app.Deps{Self: Self{InstanceID: "home-1"}}), Keys: NewKeyChecker([32]byte{})})
 	remote := &fakeRemote{}
 	var search mcpTool
 	for _, rt := range s.routedTools(s.mcpTools(), remote) {
@@ -37,7 +39,7 @@ func TestRouterRemoteSeam(t *testing.T) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = toolSearch
 	req.Params.RawArguments = json.RawMessage(`{"instance_id":"sat-1","query":"frankfurt","limit":3}`)
-	res, err := s.toolHandler(search)(context.Background(), req)
+	res, err := s.mcpHandler(search)(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
