@@ -49,7 +49,7 @@ type MemoryUpdateIn struct {
 	Project    *string   `json:"project,omitempty" maxlen:"128" desc:"New project."`
 	Category   *string   `json:"category,omitempty" maxlen:"64" desc:"New category."`
 	Importance *int      `json:"importance,omitempty" min:"1" max:"10" desc:"New importance, 1-10."`
-	Tags       *[]string `json:"tags,omitempty" maxitems:"32" desc:"New tag list (replaces the old one; [] removes all tags)."`
+	Tags       *[]string `json:"tags,omitempty" maxitems:"32" itemminlen:"1" itemmaxlen:"64" desc:"New tag list (replaces the old one; [] removes all tags)."`
 }
 
 // Validate asks for at least one field to change.
