@@ -198,6 +198,10 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 		if err := decodeStrict(body, v.FieldByIndex(f.Index).Addr().Interface(), SurfaceREST); err != nil {
 			return ptr, err
 		}
+		if string(body) == "null" && f.Required {
+			// Say it of the body: on REST the field has no name of its own.
+			return ptr, Invalidf("request body must be %s, got null", JSONKind(f.Type))
+		}
 	case in.Body:
 		if len(body) == 0 {
 			if in.bodyRequired() {

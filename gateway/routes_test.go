@@ -403,6 +403,7 @@ func TestWrongBodyTypesNamedInJSONTerms(t *testing.T) {
 		method, target, body, want string
 	}{
 		{"PUT", "/v1/tables/notes/rows/n1", `[1,2]`, "request body must be a JSON object, got a JSON array"},
+		{"PUT", "/v1/tables/notes/rows/n1", `null`, "request body must be a JSON object, got null"},
 		{"POST", "/v1/memory", `"text"`, "request body must be a JSON object, got a JSON string"},
 		{"POST", "/v1/memory", `{"content":"x","importance":"high"}`, `field "importance" must be a whole number, got a JSON string`},
 		{"POST", "/v1/memory", `{"content":"x","tags":"a,b"}`, `field "tags" must be a JSON array, got a JSON string`},
