@@ -29,7 +29,40 @@ func (in *Input) DecodeArgs(raw json.RawMessage) (reflect.Value, error) {
 	if err := decodeStrict(raw, ptr.Interface(), SurfaceMCP); err != nil {
 		return ptr, err
 	}
+	if err := in.checkGivenZeros(ptr.Elem(), objectKeys(raw), SurfaceMCP); err != nil {
+		return ptr, err
+	}
 	return ptr, nil
+}
+
+// objectKeys reports which keys of the JSON object raw hold a value other
+// than null (none when raw is not an object).
+func objectKeys(raw []byte) func(f *Field) bool {
+	var keys map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &keys) != nil {
+		return func(*Field) bool { return false }
+	}
+	return func(f *Field) bool {
+		v, ok := keys[f.Name]
+		return ok && string(bytes.TrimSpace(v)) != "null"
+	}
+}
+
+// checkGivenZeros refuses a whole number given explicitly as 0 to a
+// non-pointer field whose range excludes 0. check cannot tell it from an
+// absent field (whose zero value means "the default"), so the decoders,
+// which see what was given, ask this.
+func (in *Input) checkGivenZeros(v reflect.Value, given func(f *Field) bool, s Surface) error {
+	for i := range in.Fields {
+		f := &in.Fields[i]
+		if f.Type.Kind() == reflect.Pointer || !isInt(f.Type) || !given(f) || !v.FieldByIndex(f.Index).IsZero() {
+			continue
+		}
+		if (f.Min != nil && *f.Min > 0) || (f.Max != nil && *f.Max < 0) {
+			return Invalidf("%s must be %s, got 0", f.NameOn(s), f.rangeText())
+		}
+	}
+	return nil
 }
 
 // rejectKeys refuses keys of a JSON object that name fields the surface does
@@ -165,14 +198,25 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 		if err := decodeStrict(body, v.FieldByIndex(f.Index).Addr().Interface(), SurfaceREST); err != nil {
 			return ptr, err
 		}
+		if string(body) == "null" && f.Required {
+			// Say it of the body: on REST the field has no name of its own.
+			return ptr, Invalidf("request body must be %s, got null", JSONKind(f.Type))
+		}
 	case in.Body:
 		if len(body) == 0 {
-			return ptr, Invalidf("request body is empty; a JSON object is required")
+			if in.bodyRequired() {
+				return ptr, Invalidf("request body is empty; a JSON object is required")
+			}
+			body = []byte("{}") // every body field is optional
 		}
 		if err := in.rejectKeys(body, SurfaceREST); err != nil {
 			return ptr, err
 		}
 		if err := decodeStrict(body, ptr.Interface(), SurfaceREST); err != nil {
+			return ptr, err
+		}
+		keys := objectKeys(body)
+		if err := in.checkGivenZeros(v, func(f *Field) bool { return f.In == InBody && keys(f) }, SurfaceREST); err != nil {
 			return ptr, err
 		}
 	case len(body) > 0 && string(body) != "{}":
@@ -185,6 +229,17 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 		}
 	}
 	return ptr, nil
+}
+
+// bodyRequired reports whether a REST body must be given: some body field
+// is required.
+func (in *Input) bodyRequired() bool {
+	for i := range in.Fields {
+		if f := &in.Fields[i]; (f.In == InBody || f.In == InWholeBody) && f.Required {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Input) bindQuery(v reflect.Value, r REST) error {
@@ -217,7 +272,7 @@ func (in *Input) bindQuery(v reflect.Value, r REST) error {
 			return err
 		}
 	}
-	return nil
+	return in.checkGivenZeros(v, func(f *Field) bool { return f.In == InQuery && r.Query.Get(f.RESTName) != "" }, SurfaceREST)
 }
 
 // setQuery parses the values of one query parameter into fv; an empty

@@ -32,7 +32,7 @@ type MemoryCreateIn struct {
 	Content    string   `json:"content" required:"true" minlen:"1" maxlen:"65536" desc:"The memory text, self-contained (at most 64 KiB of UTF-8)."`
 	Project    string   `json:"project,omitempty" maxlen:"128" desc:"Project the memory belongs to (default \"default\")."`
 	Category   string   `json:"category,omitempty" maxlen:"64" desc:"A short category such as \"decision\", \"preference\", \"fact\" (default \"general\")."`
-	Importance *int     `json:"importance,omitempty" min:"1" max:"10" desc:"How important it is, 1 (trivia) to 10 (critical); default 5."`
+	Importance *int     `json:"importance,omitempty" min:"1" max:"10" default:"5" desc:"How important it is, 1 (trivia) to 10 (critical); default 5."`
 	Tags       []string `json:"tags,omitempty" maxitems:"32" itemminlen:"1" itemmaxlen:"64" desc:"Up to 32 tags, each 1-64 characters without leading or trailing spaces; duplicates are dropped."`
 	Source     string   `json:"source,omitempty" mcp:"-" maxlen:"64" desc:"Who wrote it (default \"api\"; the CLI sends \"cli\")."`
 }
@@ -49,7 +49,7 @@ type MemoryUpdateIn struct {
 	Project    *string   `json:"project,omitempty" maxlen:"128" desc:"New project."`
 	Category   *string   `json:"category,omitempty" maxlen:"64" desc:"New category."`
 	Importance *int      `json:"importance,omitempty" min:"1" max:"10" desc:"New importance, 1-10."`
-	Tags       *[]string `json:"tags,omitempty" maxitems:"32" desc:"New tag list (replaces the old one; [] removes all tags)."`
+	Tags       *[]string `json:"tags,omitempty" maxitems:"32" itemminlen:"1" itemmaxlen:"64" desc:"New tag list (replaces the old one; [] removes all tags)."`
 }
 
 // Validate asks for at least one field to change.
@@ -65,7 +65,7 @@ type MemoryListIn struct {
 	MemoryFilter
 	Limit  int    `json:"limit,omitempty" in:"query" min:"1" max:"1000" mcpdefault:"50" desc:"Page size, 1-1000 (MCP default 50; REST: the service's default)."`
 	Cursor string `json:"cursor,omitempty" in:"query" desc:"The next_cursor of the previous page; omit for the first page."`
-	Order  string `json:"order,omitempty" in:"query" enum:"newest,oldest" desc:"newest first (default) or oldest first."`
+	Order  string `json:"order,omitempty" in:"query" enum:"newest,oldest" default:"\"newest\"" desc:"newest first (default) or oldest first."`
 }
 
 // Deleted is the answer of a delete.

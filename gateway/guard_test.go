@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
 )
 
 // The browser guard is in front of every route (REST, MCP, the UI, /health,
@@ -18,9 +20,9 @@ import (
 func TestBrowserGuardCoversEveryRoute(t *testing.T) {
 	s := New(Config{
 		Logger: slog.New(slog.DiscardHandler),
-		Self:   Self{InstanceID: "inst-1", Name: "home", Role: "home", Version: "test", GatewayURL: "http://100.64.0.1:3001"},
-		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
-		Sign:   func(c []byte) []byte { return c },
+		App: app.New(app.Deps{Self: Self{InstanceID: "inst-1", Name: "home", Role: "home", Version: "test", GatewayURL: "http://100.64.0.1:3001"},
+			Sign: func(c []byte) []byte { return c }}),
+		Keys: NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
 	})
 	paths := []string{"/ui/", "/ui", "/nope"}
 	owner := map[string]bool{}
@@ -89,13 +91,9 @@ func TestBrowserGuardCoversEveryRoute(t *testing.T) {
 func TestAPIKeyRotateRefusesBodyFields(t *testing.T) {
 	var rotated int
 	key := ownerKey
-	s := New(Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
-		RotateAPIKey: func() (string, error) {
-			rotated++
-			return "key-" + strings.Repeat("x", rotated), nil
-		},
+	s := rotatingServer(func() (string, error) {
+		rotated++
+		return "key-" + strings.Repeat("x", rotated), nil
 	})
 	for _, body := range []string{`{"ttl":3}`, `{"api_key":"mine"}`, `[]`, `"x"`, `{} {}`} {
 		w := serve(s, "POST", "/v1/apikey/rotate", key, strings.NewReader(body))

@@ -198,13 +198,13 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := r.s.app.RouteTarget(id); err != nil {
 		return nil, err
 	}
-	if sp := r.local.spec; sp != nil && !r.s.app.PeerMayCall(sp, false) && !sp.HomePeer {
-		return nil, app.Errorf(app.KindForbidden, "%s runs only on the instance it is called on: other instances refuse it from peers; "+
-			"call it with instance_id %q, or on that instance's own gateway", sp.Tool, self)
-	}
 	if r.remote == nil {
 		return nil, app.Invalidf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
 			"call %s with instance_id %q, or call that instance's own gateway", id, self, r.local.tool.Name, self)
+	}
+	if sp := r.local.spec; sp != nil && !r.s.app.PeerMayCall(sp, false) && !sp.HomePeer {
+		return nil, app.Errorf(app.KindForbidden, "%s is not routed to instance %q: instances run it only for their owner, never for peers "+
+			"(peers get the search and read tools); call it with instance_id %q, or on that instance's own gateway", sp.Tool, id, self)
 	}
 	res, err := r.remote.CallTool(ctx, id, r.local.tool.Name, rest)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/memory"
 )
@@ -18,7 +19,7 @@ import (
 func TestMCPPeerTokenAndAllowList(t *testing.T) {
 	senv := newGatewayEnv(t) // for its memory service
 	var verified []string
-	env := startGateway(t, senv.mem, nil, nil, func(c *gateway.Config) {
+	env := startGateway(t, senv.mem, nil, nil, func(_ *app.Deps, c *gateway.Config) {
 		c.VerifyPeerToken = func(tok string) (string, error) {
 			verified = append(verified, tok)
 			if tok == "crowtok1.good" {

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/identity"
@@ -50,6 +52,21 @@ var allTools = []string{
 	"crow_revoke_instance", "crow_sync_status", "crow_list_sync_conflicts", "crow_sync_conflicts_keep_current",
 	"crow_sync_conflicts_restore_other", "crow_sync_conflicts_resolve_all", "crow_instance_summaries",
 	"get_project_state", "update_project_state",
+}
+
+// toolsOf are the tools path serves: /router/mcp leaves out the operations
+// about this instance only (app.Spec.NoRoute: registering and revoking).
+func toolsOf(path string) []string {
+	if path != rtrPath {
+		return allTools
+	}
+	var out []string
+	for _, name := range allTools {
+		if !slices.ContainsFunc(app.Ops(), func(op app.Op) bool { return op.Info().Tool == name && op.Info().NoRoute }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func testSeed() identity.Seed {
@@ -88,22 +105,42 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 	})
 	mem := memory.NewService(senv.DB, senv.Writer, ix, memory.Options{})
 	cs := conflicts.NewStore(senv.DB, nil)
-	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), func(c *gateway.Config) {
-		c.DB, c.Writer = senv.DB, senv.Writer
-		c.Projects = projects.New(senv.DB, senv.Writer, true)
+	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), func(d *app.Deps, c *gateway.Config) {
+		d.DB, d.Writer = senv.DB, senv.Writer
+		d.Projects = projects.New(senv.DB, senv.Writer, true)
+		d.ProjectID = func(p string) [32]byte { return sha256.Sum256([]byte(p)) }
 	})
 	env.db = senv.DB
 	env.writer = senv.Writer
 	return env
 }
 
-// startGateway serves a gateway over mem and the conflict store cs (nil:
-// none) with a fresh in-memory registry.
-func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *conflicts.Recovery, opts ...func(*gateway.Config)) *gatewayEnv {
+// serveGateway serves a gateway over the operations of app.New(deps) and
+// cfg (whose Writer defaults to deps'), and returns its URL.
+func serveGateway(tb testing.TB, deps app.Deps, cfg gateway.Config) string {
 	tb.Helper()
-	seed := testSeed()
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = deps.Logger
+	}
+	cfg.Writer = cmp.Or(cfg.Writer, deps.Writer)
+	if cfg.Keys == nil {
+		cfg.Keys = gateway.NewKeyChecker(sha256.Sum256([]byte(testKey)))
+	}
+	cfg.App = app.New(deps)
+	srv := httptest.NewServer(gateway.New(cfg).Handler())
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// newRegistry returns a fresh in-memory registry holding this instance
+// (home, of testSeed's identity).
+func newRegistry(tb testing.TB) *registry.Registry {
+	tb.Helper()
 	reg, err := registry.New(context.Background(), registry.Config{
-		Seed: seed, SelfID: selfID, Table: &registrytest.MemTable{}, Observations: &registrytest.MemObservations{},
+		Seed: testSeed(), SelfID: selfID, Table: &registrytest.MemTable{}, Observations: &registrytest.MemObservations{},
 		HealthTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -114,28 +151,38 @@ func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	key := seed.InstanceKey(selfID)
-	cfg := gateway.Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Self: gateway.Self{
-			InstanceID: selfID, Name: "home", Role: registry.RoleHome, CrowID: seed.CrowID(),
-			PublicKey: "00", Version: "test", GatewayURL: configuredURL,
-			SyncAddrs: func() []string { return nil },
-		},
-		Keys:      gateway.NewKeyChecker(sha256.Sum256([]byte(testKey))),
+	return reg
+}
+
+// testSelf is this instance's description in the test gateways.
+func testSelf() app.Self {
+	return app.Self{
+		InstanceID: selfID, Name: "home", Role: registry.RoleHome, CrowID: testSeed().CrowID(),
+		PublicKey: "00", Version: "test", GatewayURL: configuredURL,
+		SyncAddrs: func() []string { return nil },
+	}
+}
+
+// startGateway serves a gateway over mem and the conflict store cs (nil:
+// none) with a fresh in-memory registry; opts adjust the app's parts and the
+// gateway's configuration.
+func startGateway(tb testing.TB, mem *memory.Service, cs *conflicts.Store, rec *conflicts.Recovery, opts ...func(*app.Deps, *gateway.Config)) *gatewayEnv {
+	tb.Helper()
+	reg := newRegistry(tb)
+	key := testSeed().InstanceKey(selfID)
+	deps := app.Deps{
+		Self:      testSelf(),
 		Sign:      func(c []byte) []byte { return ed25519.Sign(key, c) },
 		Memories:  mem,
 		Instances: reg,
 		Conflicts: cs,
 		Recovery:  rec,
 	}
+	var cfg gateway.Config
 	for _, o := range opts {
-		o(&cfg)
+		o(&deps, &cfg)
 	}
-	gw := gateway.New(cfg)
-	srv := httptest.NewServer(gw.Handler())
-	tb.Cleanup(srv.Close)
-	return &gatewayEnv{url: srv.URL, mem: mem, reg: reg, cs: cs}
+	return &gatewayEnv{url: serveGateway(tb, deps, cfg), mem: mem, reg: reg, cs: cs}
 }
 
 // dial connects a real mcp-go streamable-HTTP client to path with headers.
@@ -247,10 +294,10 @@ func TestMCPListTools(t *testing.T) {
 	env := newGatewayEnv(t)
 	for _, path := range []string{mcpPath, rtrPath} {
 		tools := listTools(t, owner(t, env.url+path))
-		if len(tools) != len(allTools) {
-			t.Errorf("%s: %d tools, want %d", path, len(tools), len(allTools))
+		if len(tools) != len(toolsOf(path)) {
+			t.Errorf("%s: %d tools, want %d", path, len(tools), len(toolsOf(path)))
 		}
-		for _, name := range allTools {
+		for _, name := range toolsOf(path) {
 			tl, found := tools[name]
 			if !found {
 				t.Errorf("%s: tool %s missing", path, name)
@@ -449,7 +496,7 @@ func TestMCPToolErrors(t *testing.T) {
 	c := owner(t, env.url+mcpPath)
 	id := ok(t, c, "crow_store_memory", map[string]any{"content": "x"})["id"]
 
-	toolErr(t, c, "crow_store_memory", map[string]any{"content": "x", "importance": 11}, "importance", "between 1 and 10", "11")
+	toolErr(t, c, "crow_store_memory", map[string]any{"content": "x", "importance": 11}, "importance", "from 1 to 10", "11")
 	toolErr(t, c, "crow_store_memory", map[string]any{"importance": 3}, "content", "required")
 	toolErr(t, c, "crow_store_memory", map[string]any{"content": "   "}, "content")
 	toolErr(t, c, "crow_store_memory", map[string]any{"content": "x", "importance": "high"}, `"importance"`, "whole number")
@@ -458,7 +505,7 @@ func TestMCPToolErrors(t *testing.T) {
 	toolErr(t, c, "crow_get_memory", map[string]any{"id": "01NOPE"}, "no memory with id", "01NOPE")
 	toolErr(t, c, "crow_get_memory", map[string]any{}, "id is required")
 	toolErr(t, c, "crow_update_memory", map[string]any{"id": "01NOPE", "content": "y"}, "no memory with id")
-	toolErr(t, c, "crow_update_memory", map[string]any{"id": id}, "nothing to update", "content")
+	toolErr(t, c, "crow_update_memory", map[string]any{"id": id}, "nothing to change", "content")
 	toolErr(t, c, "crow_update_memory", map[string]any{"id": id, "importance": 0}, "importance")
 	toolErr(t, c, "crow_search_memories", map[string]any{"query": " "}, "query is required")
 	toolErr(t, c, "crow_search_memories", map[string]any{"query": "x", "instances": "all"}, "federation is not available on this gateway")
@@ -550,7 +597,7 @@ func TestMCPRouter(t *testing.T) {
 	peer := httptest.NewServer(hs)
 	defer peer.Close()
 	ok(t, owner(t, env.url+mcpPath), "crow_register_instance", map[string]any{"gateway_url": peer.URL})
-	for _, tool := range allTools {
+	for _, tool := range toolsOf(rtrPath) {
 		toolErr(t, c, tool, map[string]any{"instance_id": peerID, "query": "x"}, "routing to peers arrives with federation", peerID)
 	}
 	toolErr(t, c, "crow_get_memory", map[string]any{"instance_id": "ghost", "id": "x"}, "no instance \"ghost\" is registered")
@@ -596,7 +643,7 @@ func TestMCPAuth(t *testing.T) {
 		c, err := dial(t, url, map[string]string{"x-api-key": testKey})
 		if err != nil {
 			t.Errorf("%s: x-api-key refused: %v", path, err)
-		} else if len(listTools(t, c)) != len(allTools) {
+		} else if len(listTools(t, c)) != len(toolsOf(path)) {
 			t.Errorf("%s: tools missing over x-api-key", path)
 		}
 		for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"x-api-key": "wrong"}, {"Authorization": "Basic " + testKey}} {

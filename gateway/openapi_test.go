@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,11 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/memory"
-	"github.com/crow-sync/crow/registry"
-	"github.com/crow-sync/crow/registry/registrytest"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store/storetest"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -57,41 +54,25 @@ func newFullEnv(t *testing.T) *fullEnv {
 		ix.Close()
 	})
 	seed := testSeed()
-	reg, err := registry.New(context.Background(), registry.Config{
-		Seed: seed, SelfID: selfID, Table: &registrytest.MemTable{}, Observations: &registrytest.MemObservations{},
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reg.RegisterSelf(context.Background(), registry.SelfInfo{
-		Name: "home", Role: registry.RoleHome, GatewayURL: "http://127.0.0.1:1",
-	}); err != nil {
-		t.Fatal(err)
-	}
 	metrics := prometheus.NewRegistry()
 	var paused bool
 	var feedKey crowsync.FeedKey
 	copy(feedKey[:], seed.InstanceKey(selfID).Public().(ed25519.PublicKey))
-	gw := gateway.New(gateway.Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Self: gateway.Self{InstanceID: selfID, Name: "home", Role: registry.RoleHome, CrowID: seed.CrowID(),
-			PublicKey: "00", Version: "test", GatewayURL: configuredURL},
-		Keys:       gateway.NewKeyChecker(sha256.Sum256([]byte(testKey))),
+	self := testSelf()
+	self.SyncAddrs = nil
+	url := serveGateway(t, app.Deps{
+		Self:       self,
 		Sign:       func(c []byte) []byte { return c },
 		Memories:   memory.NewService(senv.DB, senv.Writer, ix, memory.Options{}),
-		Instances:  reg,
+		Instances:  newRegistry(t),
 		DB:         senv.DB,
 		Writer:     senv.Writer,
 		Conflicts:  conflicts.NewStore(senv.DB, time.Now),
 		SyncFeeds:  fakeFeeds{{Feed: feedKey, Length: 42}},
 		SyncPause:  func(p bool) { paused = p },
 		SyncPaused: func() bool { return paused },
-		Metrics:    metrics,
-	})
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
-	return &fullEnv{url: srv.URL, reg: metrics}
+	}, gateway.Config{Metrics: metrics})
+	return &fullEnv{url: url, reg: metrics}
 }
 
 // call sends a request with the owner key and returns the status and body.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
 )
 
 const (
@@ -23,11 +25,33 @@ const (
 // happens before a handler (routing, auth, query checks) and the document.
 func bareServer(t *testing.T) *Server {
 	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
 	return New(Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Self:   Self{InstanceID: "inst-1", Name: "home", Role: "home", Version: "test", GatewayURL: "http://127.0.0.1:3001"},
-		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
-		Sign:   func(c []byte) []byte { return c },
+		Logger: logger,
+		App: app.New(app.Deps{
+			Logger: logger,
+			Self:   Self{InstanceID: "inst-1", Name: "home", Role: "home", Version: "test", GatewayURL: "http://127.0.0.1:3001"},
+			Sign:   func(c []byte) []byte { return c },
+		}),
+		Keys: NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
+	})
+}
+
+// rotatingServer is a gateway whose App rotates the owner key with rotate,
+// then makes keys accept only the new one (as the daemon wires it).
+func rotatingServer(rotate func() (string, error)) *Server {
+	logger := slog.New(slog.DiscardHandler)
+	keys := NewKeyChecker(sha256.Sum256([]byte(ownerKey)))
+	return New(Config{
+		Logger: logger,
+		App: app.New(app.Deps{Logger: logger, RotateAPIKey: func() (string, error) {
+			key, err := rotate()
+			if err == nil {
+				keys.SetHash(sha256.Sum256([]byte(key)))
+			}
+			return key, err
+		}}),
+		Keys: keys,
 	})
 }
 
@@ -279,6 +303,13 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 		for _, p := range rt.query {
 			names = append(names, p.name)
 		}
+		if rt.op != nil { // an operation of app's table: its input's query fields
+			for _, f := range rt.op.Input().Fields {
+				if f.In == app.InQuery {
+					names = append(names, f.RESTName)
+				}
+			}
+		}
 		var docNames []string
 		params, _ := opDoc["parameters"].([]any)
 		for _, p := range params {
@@ -320,19 +351,15 @@ func TestBodiesAreCapped(t *testing.T) {
 
 func TestAPIKeyRotation(t *testing.T) {
 	var rotated int
-	s := New(Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
-		RotateAPIKey: func() (string, error) {
-			rotated++
-			return "the-new-key", nil
-		},
+	s := rotatingServer(func() (string, error) {
+		rotated++
+		return "the-new-key", nil
 	})
 	w := serve(s, "POST", "/v1/apikey/rotate", ownerKey, nil)
 	if w.Code != 200 || rotated != 1 {
 		t.Fatalf("rotate = %d %s (rotated %d times)", w.Code, w.Body.String(), rotated)
 	}
-	var resp rotateResponse
+	var resp app.APIKey
 	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.APIKey != "the-new-key" {
 		t.Fatalf("rotate answered %s", w.Body.String())
 	}
@@ -352,16 +379,12 @@ func TestAPIKeyRotation(t *testing.T) {
 func TestConcurrentRotationsAgreeWithDisk(t *testing.T) {
 	var mu sync.Mutex
 	n, onDisk := 0, ownerKey
-	s := New(Config{
-		Logger: slog.New(slog.DiscardHandler),
-		Keys:   NewKeyChecker(sha256.Sum256([]byte(ownerKey))),
-		RotateAPIKey: func() (string, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			onDisk = "key-" + strconv.Itoa(n)
-			return onDisk, nil
-		},
+	s := rotatingServer(func() (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		onDisk = "key-" + strconv.Itoa(n)
+		return onDisk, nil
 	})
 	var wg sync.WaitGroup
 	for range 8 {
@@ -386,6 +409,7 @@ func TestWrongBodyTypesNamedInJSONTerms(t *testing.T) {
 		method, target, body, want string
 	}{
 		{"PUT", "/v1/tables/notes/rows/n1", `[1,2]`, "request body must be a JSON object, got a JSON array"},
+		{"PUT", "/v1/tables/notes/rows/n1", `null`, "request body must be a JSON object, got null"},
 		{"POST", "/v1/memory", `"text"`, "request body must be a JSON object, got a JSON string"},
 		{"POST", "/v1/memory", `{"content":"x","importance":"high"}`, `field "importance" must be a whole number, got a JSON string`},
 		{"POST", "/v1/memory", `{"content":"x","tags":"a,b"}`, `field "tags" must be a JSON array, got a JSON string`},
