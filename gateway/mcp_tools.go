@@ -113,14 +113,14 @@ func (s *Server) mcpTools() []mcpTool {
 
 		{tool: mcp.NewTool(toolSearch,
 			mcp.WithDescription("Full-text search of memories, best match first. Sees every memory stored before the call. "+
-				"Returns {query, results: [memory fields + score]}, plus {instances, partial} when other instances are searched."),
+				"Returns {query, results: [memory fields + score], partial}, plus {instances} when other instances are searched."),
 			mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
 				mcp.Description("Words to search for in memory content.")),
 			mcp.WithString("instances", mcp.DefaultString("local"),
 				mcp.Description(`Which instances to search: "local" (default, this instance), "all" (every instance, `+
 					`in parallel, each within a deadline), or a comma-separated list of instance ids (crow_list_instances). `+
-					`A search of other instances also returns each instance's status (ok, timeout, error, skipped_offline) `+
-					`and partial: true when some answer is missing; a memory found on several instances appears once, with found_on.`)),
+					`A search of other instances also returns each instance's status (ok, timeout, error, skipped_offline); `+
+					`partial is true when some answer is missing (always false for a local search); a memory found on several instances appears once, with found_on.`)),
 			propProject("Only memories of this project."),
 			propCategory("Only memories of this category."),
 			propMinImportance,
@@ -435,8 +435,8 @@ func (s *Server) mcpSearch(ctx context.Context, raw json.RawMessage) (any, error
 	if query == "" {
 		return nil, toolErrorf("query is required: the words to search for")
 	}
-	if _, err := s.parseScope(a.Instances); err != nil {
-		return nil, toolErrorf("%s", err.Error())
+	if err := s.checkScope(a.Instances); err != nil {
+		return nil, err
 	}
 	f, limit, err := a.filter()
 	if err != nil {

@@ -160,7 +160,7 @@ func (s *Server) handleMemorySearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "q is required: the text to search for")
 		return
 	}
-	if _, err := s.parseScope(q.Get("instances")); err != nil {
+	if err := s.checkScope(q.Get("instances")); err != nil {
 		writeError(w, http.StatusBadRequest, "%s", err.Error())
 		return
 	}

@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"slices"
-	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/federation"
 )
 
@@ -23,25 +21,12 @@ type summariesResponse struct {
 	Instances []federation.Summary `json:"instances"`
 }
 
-// LocalSummary computes this instance's own summary from its memories; the
-// daemon hands it to federation.NewSummaries, which puts it first.
+// LocalSummary computes this instance's own summary from its memories
+// (federation.Local); the daemon hands it to federation.NewSummaries, which
+// puts it first.
 func (s *Server) LocalSummary(ctx context.Context) (federation.Summary, error) {
-	c, err := s.cfg.Memories.Count(ctx)
-	if err != nil {
-		return federation.Summary{}, err
-	}
-	sum := federation.Summary{InstanceID: s.cfg.Self.InstanceID, Name: s.cfg.Self.Name, Memories: c.Total,
-		Categories: c.Categories, Health: federation.HealthOK, UpdatedAt: time.Now().UTC()}
-	for name, n := range c.Projects {
-		sum.Projects = append(sum.Projects, federation.ProjectCount{ID: name, Name: name, Memories: n})
-	}
-	slices.SortFunc(sum.Projects, func(a, b federation.ProjectCount) int {
-		return cmp.Or(cmp.Compare(b.Memories, a.Memories), cmp.Compare(a.Name, b.Name))
-	})
-	if sum.Projects == nil {
-		sum.Projects = []federation.ProjectCount{}
-	}
-	return sum, nil
+	return federation.Local{InstanceID: s.cfg.Self.InstanceID, Name: s.cfg.Self.Name, Memories: s.cfg.Memories,
+		Clock: clock.System{}}.Summary(ctx)
 }
 
 func (s *Server) mcpInstanceSummaries(ctx context.Context, raw json.RawMessage) (any, error) {
