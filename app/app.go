@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
@@ -64,10 +65,10 @@ type Deps struct {
 	// RotateAPIKey replaces the owner API key (and makes the gateway accept
 	// only the new one) and returns it.
 	RotateAPIKey func() (string, error)
-	// Projects holds the Project State versions; ForwardConsolidation sends
-	// a consolidation to home when this instance is not home (nil: refused).
-	Projects             *projects.Service
-	ForwardConsolidation func(ctx context.Context, project string, req projects.Request) (projects.Response, error)
+	// Projects holds the Project State versions; Forwarder sends a
+	// consolidation to home when this instance is not home (nil: refused).
+	Projects  *projects.Service
+	Forwarder projects.Forwarder
 	// Consolidated, if set, is called after this instance stored a new
 	// state version (the daemon kicks the anchoring worker).
 	Consolidated func()
@@ -84,8 +85,8 @@ type Deps struct {
 	// Summaries caches the other instances' summaries (nil: this
 	// instance's own only).
 	Summaries SummaryCache
-	// Now is the clock of the summaries' timestamps (nil: time.Now).
-	Now func() time.Time
+	// Clock stamps the summaries (nil: the system clock).
+	Clock clock.Clock
 	// Kick, if set, is called after a registration whose peer registered
 	// this instance back (the summaries cache fetches it at once).
 	KickSummaries func()

@@ -3,7 +3,9 @@ package app
 import (
 	"errors"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
@@ -44,7 +46,13 @@ var domainKinds = []struct {
 
 	{projects.ErrNoState, KindNotFound},
 	{projects.ErrInvalid, KindInvalid},
-	{projects.ErrNotHome, KindForbidden},
+	{projects.ErrNotHome, KindInvalid},
+	{projects.ErrHomeUnreachable, KindUpstream},
+
+	{anchor.ErrChainUnreadable, KindUpstream},
+
+	{federation.ErrBadScope, KindInvalid},
+	{federation.ErrNoFederation, KindInvalid},
 
 	{state.ErrTooManyOps, KindInvalid},
 	{state.ErrUntilBackwards, KindInvalid},

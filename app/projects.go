@@ -5,29 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/state"
-	"github.com/crow-sync/crow/store"
 )
 
-// ProjectInfo is one entry of projects.list.
-type ProjectInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Memories    int    `json:"memories"`
-	// StateVersion and StateHash are the newest state version's (0 and "" if none).
-	StateVersion uint64 `json:"state_version"`
-	StateHash    string `json:"state_hash"`
-}
-
-// ProjectList is the answer of projects.list.
-type ProjectList struct {
-	Projects []ProjectInfo `json:"projects"`
-}
+// ProjectInfo and ProjectList are the answers of the project list
+// (package projects owns the list and its limits).
+type (
+	ProjectInfo = projects.Info
+	ProjectList = projects.List
+)
 
 // ProjectIn is the input of projects.create.
 type ProjectIn struct {
@@ -35,12 +24,9 @@ type ProjectIn struct {
 	Description string `json:"description,omitempty" maxlen:"2000" desc:"What the project is."`
 }
 
-// Validate checks the project name.
+// Validate checks the name and the description (projects' rules).
 func (in ProjectIn) Validate() error {
-	if err := projects.ValidProject(in.Name); err != nil {
-		return Wrap(KindInvalid, err, "")
-	}
-	return nil
+	return projects.CreateInput{Name: in.Name, Description: in.Description}.Validate()
 }
 
 // ProjectName names a project.
@@ -48,20 +34,9 @@ type ProjectName struct {
 	Project string `json:"project" in:"path,name=name" required:"true" desc:"The project name, as in memories' project field."`
 }
 
-// StateAnchor is home's record of a version's anchoring (replicated).
-type StateAnchor struct {
-	Status          string `json:"status"` // pending, anchored or conflict
-	OnchainAnchorID uint64 `json:"onchain_anchor_id,omitempty"`
-	TxHash          string `json:"tx_hash,omitempty"`
-	BlockNumber     uint64 `json:"block_number,omitempty"`
-}
-
 // ProjectState is a state version with its anchoring, as in the seed's
-// example.
-type ProjectState struct {
-	state.Version
-	Anchor StateAnchor `json:"anchor"`
-}
+// example (package projects).
+type ProjectState = projects.State
 
 // ConsolidateIn is the input of project.consolidate.
 type ConsolidateIn struct {
@@ -140,46 +115,15 @@ func (a *App) projectsList(ctx context.Context, _ NoInput) (ProjectList, error) 
 	if err != nil {
 		return ProjectList{}, err
 	}
-	byName := map[string]*ProjectInfo{}
-	for name, n := range counts.Projects {
-		byName[name] = &ProjectInfo{Name: name, Memories: n}
-	}
-	rows, _, err := a.d.DB.List(store.TableProjects, store.ListOptions{Limit: 1000})
-	if err != nil {
-		return ProjectList{}, err
-	}
-	for _, row := range rows {
-		var p ProjectIn
-		if json.Unmarshal(row.Data, &p) != nil {
-			continue
-		}
-		in := byName[row.RowID]
-		if in == nil {
-			in = &ProjectInfo{Name: row.RowID}
-			byName[row.RowID] = in
-		}
-		in.Description = p.Description
-	}
-	out := ProjectList{Projects: []ProjectInfo{}}
-	for _, in := range byName {
-		if v, err := ps.Latest(in.Name); err == nil {
-			in.StateVersion, in.StateHash = v.Version, v.StateHash
-		}
-		out.Projects = append(out.Projects, *in)
-	}
-	slices.SortFunc(out.Projects, func(a, b ProjectInfo) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return ps.List(counts.Projects)
 }
 
 func (a *App) projectsCreate(ctx context.Context, in ProjectIn) (ProjectInfo, error) {
-	if _, err := a.tables(); err != nil {
+	ps, err := a.projectsSvc()
+	if err != nil {
 		return ProjectInfo{}, err
 	}
-	data, _ := json.Marshal(in)
-	if _, err := a.d.Writer.Write(ctx, store.Mutation{Table: store.TableProjects, RowID: in.Name, Op: store.OpPut, Data: data}); err != nil {
-		return ProjectInfo{}, err
-	}
-	return ProjectInfo{Name: in.Name, Description: in.Description}, nil
+	return ps.Create(ctx, projects.CreateInput{Name: in.Name, Description: in.Description})
 }
 
 // noState is the error of a project without a state version.
@@ -192,54 +136,26 @@ func (a *App) projectState(_ context.Context, in ProjectName) (ProjectState, err
 	if err != nil {
 		return ProjectState{}, err
 	}
-	v, err := ps.Latest(in.Project)
+	st, err := ps.LatestWithAnchor(in.Project, anchor.Records{DB: a.d.DB})
 	if errors.Is(err, projects.ErrNoState) {
 		return ProjectState{}, noState(in.Project, err)
-	} else if err != nil {
-		return ProjectState{}, err
 	}
-	return a.withAnchor(v)
+	return st, err
 }
 
-// withAnchor adds home's anchor record of v.
-func (a *App) withAnchor(v *state.Version) (ProjectState, error) {
-	out := ProjectState{Version: *v, Anchor: StateAnchor{Status: anchor.StatusPending}}
-	if a.d.DB == nil {
-		return out, nil
-	}
-	rec, ok, err := anchor.ReadRecord(a.d.DB, anchor.StateRecordID(v.Project, v.Version))
-	if err != nil || !ok {
-		return out, err
-	}
-	out.Anchor = StateAnchor{Status: rec.Status, OnchainAnchorID: rec.AnchorID, TxHash: rec.TxHash, BlockNumber: rec.Block}
-	return out, nil
-}
-
-// projectConsolidate runs the request on home: here, or forwarded there. A
-// peer's call is never forwarded again.
+// projectConsolidate runs the request on home: here, or forwarded there
+// (projects owns the rule; a peer's call is never forwarded again).
 func (a *App) projectConsolidate(ctx context.Context, in ConsolidateIn) (projects.Response, error) {
 	ps, err := a.projectsSvc()
 	if err != nil {
 		return projects.Response{}, err
 	}
-	req := projects.Request{Ops: in.Ops, ConsolidatedUntilEvent: in.ConsolidatedUntilEvent}
-	res, err := ps.Consolidate(ctx, in.Project, req)
-	if err == nil && !res.Unchanged && a.d.Consolidated != nil {
+	_, fromPeer := PeerOf(ctx)
+	res, stored, err := ps.ConsolidateOnHome(ctx, in.Project,
+		projects.Request{Ops: in.Ops, ConsolidatedUntilEvent: in.ConsolidatedUntilEvent},
+		projects.Route{Forwarder: a.d.Forwarder, FromPeer: fromPeer, Self: a.d.Self.Name, Role: a.d.Self.Role})
+	if stored && a.d.Consolidated != nil {
 		a.d.Consolidated()
 	}
-	if !errors.Is(err, projects.ErrNotHome) {
-		return res, err
-	}
-	if _, fromPeer := PeerOf(ctx); fromPeer || a.d.ForwardConsolidation == nil {
-		return projects.Response{}, Invalidf("only the home instance consolidates project state, and this instance (%s) is a %s",
-			a.d.Self.Name, a.d.Self.Role)
-	}
-	res, err = a.d.ForwardConsolidation(ctx, in.Project, req)
-	if err != nil {
-		if errors.Is(err, projects.ErrInvalid) {
-			return projects.Response{}, Wrap(KindInvalid, err, "") // home's own answer: a bad request
-		}
-		return projects.Response{}, Wrap(KindUpstream, err, fmt.Sprintf("the home instance is unreachable: %v; consolidation happens on home only, try again when it is online", err))
-	}
-	return res, nil
+	return res, err
 }

@@ -26,6 +26,11 @@ var (
 	// ErrRestoreRefused: this kind of conflict cannot be restored (an insert
 	// collision, a crow_context or registry row).
 	ErrRestoreRefused = errors.New("restore refused")
+	// ErrResolvedByRestore: Recovery.Keep of a conflict already resolved by
+	// a restore (here or on another instance): the overwritten version is
+	// live again, so there is nothing to keep. It wraps ErrResolved; the
+	// message names the instance and the time of the restore.
+	ErrResolvedByRestore = fmt.Errorf("%w by restore", ErrResolved)
 )
 
 // Action is how a conflict was resolved.
@@ -107,14 +112,18 @@ func (r *Recovery) resolutionMutation(id string, a Action) (store.Mutation, erro
 }
 
 // Keep resolves conflict id by keeping the live version. It is idempotent:
-// keeping a resolved conflict returns it as it is. ErrNotFound for an
-// unknown id.
+// keeping a kept conflict returns it as it is. A conflict resolved by a
+// restore is refused with ErrResolvedByRestore ("already resolved by restore
+// on <instance> at <time>; nothing to keep"). ErrNotFound for an unknown id.
 func (r *Recovery) Keep(ctx context.Context, id string) (*Conflict, error) {
 	c, err := r.st.Get(id)
 	if err != nil {
 		return nil, err
 	}
 	if c.Resolved {
+		if err := r.resolvedByRestore(c); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 	m, err := r.resolutionMutation(id, ActionKeep)
@@ -124,7 +133,33 @@ func (r *Recovery) Keep(ctx context.Context, id string) (*Conflict, error) {
 	if _, err := r.w.Write(ctx, m); err != nil && !errors.Is(err, ErrResolved) {
 		return nil, fmt.Errorf("keeping current version of conflict %s: %w", id, err)
 	}
-	return r.st.Get(id)
+	if c, err = r.st.Get(id); err != nil {
+		return nil, err
+	}
+	if err := r.resolvedByRestore(c); err != nil {
+		return nil, err // a restore won the race
+	}
+	return c, nil
+}
+
+// resolvedByRestore returns ErrResolvedByRestore, with who restored and
+// when, if resolved c was resolved by a restore; nil otherwise.
+func (r *Recovery) resolvedByRestore(c *Conflict) error {
+	if c.Resolution != ActionRestore {
+		return nil
+	}
+	at := "an unknown time"
+	if c.ResolvedAt != nil {
+		at = c.ResolvedAt.UTC().Format(time.RFC3339)
+	}
+	by := "an unknown instance"
+	if row, err := r.st.db.Get(store.TableSyncConflicts, c.ID); err == nil {
+		var res resolution
+		if json.Unmarshal(row.Data, &res) == nil && res.InstanceID != "" {
+			by = res.InstanceID
+		}
+	}
+	return fmt.Errorf("conflict %s is %w on %s at %s; nothing to keep", c.ID, ErrResolvedByRestore, by, at)
 }
 
 // Restore writes the overwritten (losing) version of conflict id back as a

@@ -7,8 +7,12 @@
 // # The caller's contract
 //
 //   - Consolidate runs only on home (Service built with Home true); elsewhere
-//     it returns ErrNotHome, and the caller forwards the request to home
-//     (the gateway does, over federation).
+//     it returns ErrNotHome. ConsolidateOnHome is the callers' entry: on home
+//     it consolidates, elsewhere it forwards the request to home through a
+//     Forwarder (package federation's), and never forwards a peer's call.
+//   - The project list (List) and project creation (Create) live here with
+//     their limits; LatestWithAnchor joins the newest version with home's
+//     anchoring record (package anchor's Records).
 //   - Consolidations of one project are serialized by the Service; a version
 //     is written with an insert (never overwritten), so versions are
 //     append-only even if two processes raced.
@@ -35,7 +39,7 @@ import (
 // Errors.
 var (
 	// ErrNotHome: consolidation happens on the home instance only.
-	ErrNotHome = errors.New("projects: only the home instance consolidates")
+	ErrNotHome = errors.New("only the home instance consolidates project state")
 	// ErrNoState: the project has no state version yet.
 	ErrNoState = errors.New("projects: no state version yet")
 	// ErrInvalid: the request is wrong as a whole (the message says how).

@@ -254,13 +254,13 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		},
 		KickSummaries: summaries.Kick,
 
-		Projects:             projects.New(db, writer, h.Role == registry.RoleHome),
-		ForwardConsolidation: fed.forwardConsolidation(reg),
-		Consolidated:         kickAnchoring,
-		Chain:                chainReader,
-		ProjectID:            h.Seed().ProjectIDHash,
-		Federation:           fed.client,
-		Summaries:            summaries,
+		Projects:     projects.New(db, writer, h.Role == registry.RoleHome),
+		Forwarder:    projects.ForwarderFunc(fed.forwardConsolidation(reg)),
+		Consolidated: kickAnchoring,
+		Chain:        chainReader,
+		ProjectID:    h.Seed().ProjectIDHash,
+		Federation:   fed.client,
+		Summaries:    summaries,
 	})
 	gw := gateway.New(gateway.Config{
 		Logger:          log,

@@ -1,0 +1,26 @@
+package anchor
+
+import (
+	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/store"
+)
+
+// Records reads home's anchors records (they replicate to every instance).
+// It implements projects.AnchorRecords. A nil DB holds no record.
+type Records struct {
+	DB *store.DB
+}
+
+// StateAnchor returns the anchoring of project's version: its record, or
+// status pending when there is none.
+func (r Records) StateAnchor(project string, version uint64) (projects.StateAnchor, error) {
+	out := projects.StateAnchor{Status: StatusPending}
+	if r.DB == nil {
+		return out, nil
+	}
+	rec, ok, err := ReadRecord(r.DB, StateRecordID(project, version))
+	if err != nil || !ok {
+		return out, err
+	}
+	return projects.StateAnchor{Status: rec.Status, OnchainAnchorID: rec.AnchorID, TxHash: rec.TxHash, BlockNumber: rec.Block}, nil
+}
