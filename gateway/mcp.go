@@ -198,10 +198,9 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := r.s.app.RouteTarget(id); err != nil {
 		return nil, err
 	}
-	if sp := r.local.spec; sp != nil && !r.s.app.PeerMayCall(sp, false) && !sp.HomePeer {
-		return nil, app.Errorf(app.KindForbidden, "%s runs only on the instance it is called on: other instances refuse it from peers; "+
-			"call it with instance_id %q, or on that instance's own gateway", sp.Tool, self)
-	}
+	// The peer's allow-list decides what a peer may call (it refuses, logs
+	// and counts the refusal: crow_federation_peer_requests_total
+	// {outcome="tool_denied"}); the router does not pre-empt it.
 	if r.remote == nil {
 		return nil, app.Invalidf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
 			"call %s with instance_id %q, or call that instance's own gateway", id, self, r.local.tool.Name, self)
