@@ -74,11 +74,12 @@ func (c *Client) WithKey(key string) *Client {
 }
 
 // Error is a failed call: the daemon's status and message, and the kind
-// the status stands for.
+// the status stands for. Its JSON form is the gateway's error document,
+// {"error": msg}, so a raw error answer decodes into it.
 type Error struct {
-	Status int
-	Kind   app.Kind
-	Msg    string
+	Status int      `json:"-"`
+	Kind   app.Kind `json:"-"`
+	Msg    string   `json:"error"`
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -189,14 +190,11 @@ func (c *Client) Raw(ctx context.Context, method, path string, q url.Values, bod
 		return nil, fmt.Errorf("reading answer: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error string `json:"error"`
+		e := &Error{Status: resp.StatusCode, Kind: kindOfStatus(resp.StatusCode)}
+		if json.Unmarshal(data, e) != nil || e.Msg == "" {
+			e.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
 		}
-		msg := fmt.Sprintf("%s %s: %s", method, path, resp.Status)
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		return nil, &Error{Status: resp.StatusCode, Kind: kindOfStatus(resp.StatusCode), Msg: msg}
+		return nil, e
 	}
 	return data, nil
 }

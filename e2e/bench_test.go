@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
 	"time"
+
+	"github.com/crow-sync/crow/app"
 )
 
 // BenchmarkWriteToVisibleLatency measures, through two real daemons on
@@ -26,12 +29,9 @@ func BenchmarkWriteToVisibleLatency(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, m := home.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("latency probe %d", i)})
-		if st != 201 {
-			b.Fatalf("write: %d %v", st, m)
-		}
+		m := Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("latency probe %d", i)})
 		acked := time.Now()
-		req, _ := http.NewRequest("GET", "http://"+sat.Addr+"/v1/memory/"+m["id"].(string), nil)
+		req, _ := http.NewRequest("GET", "http://"+sat.Addr+"/v1/memory/"+m.ID, nil)
 		req.Header.Set("Authorization", "Bearer "+sat.Key)
 		for {
 			resp, err := client.Do(req)
@@ -68,15 +68,11 @@ func BenchmarkFederatedSearch(b *testing.B) {
 	home, sats := cluster(b, "laptop", "vps")
 	for i := range 1000 {
 		words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
-		st, m := home.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("memory %d about %s and %s", i, words[i%5], words[(i/5)%5])})
-		if st != 201 {
-			b.Fatalf("write: %d %v", st, m)
-		}
+		Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("memory %d about %s and %s", i, words[i%5], words[(i/5)%5])})
 	}
 	Eventually(b, 2*time.Minute, "1,000 memories everywhere", func() bool {
 		for _, d := range sats {
-			_, body := d.Do("GET", "/v1/memories/list?limit=1000", nil)
-			if ms, _ := body["memories"].([]any); len(ms) != 1000 {
+			if page, err := Call(d, app.MemoryList, app.MemoryListIn{Limit: 1000}); err != nil || len(page.Memories) != 1000 {
 				return false
 			}
 		}
@@ -87,10 +83,10 @@ func BenchmarkFederatedSearch(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				st, body := home.Do("GET", "/v1/memories/search?q=delta+echo&limit=20&instances="+scope, nil)
+				res, err := Call(home, app.MemorySearch, app.MemorySearchIn{Query: "delta echo", Limit: 20, Instances: scope})
 				lat = append(lat, time.Since(start))
-				if st != 200 || body["partial"] == true {
-					b.Fatalf("search: %d %v", st, body)
+				if err != nil || res.Partial {
+					b.Fatalf("search: %+v %v", res, err)
 				}
 			}
 			slices.Sort(lat)

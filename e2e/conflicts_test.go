@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/memory"
 )
 
 // cut pauses replication on d (disconnects and refuses every peer).
@@ -13,9 +20,8 @@ func cut(d *Daemon) {
 	d.t.Helper()
 	d.MustCLI("sync", "pause")
 	Eventually(d.t, syncTimeout, d.Name+" to disconnect", func() bool {
-		_, body := d.Do("GET", "/v1/sync/status", nil)
-		for _, p := range body["peers"].([]any) {
-			if p.(map[string]any)["connected"] == true {
+		for _, p := range Must(d, app.SyncStatusOp, app.NoInput{}).Peers {
+			if p.Connected {
 				return false
 			}
 		}
@@ -28,34 +34,40 @@ func heal(d *Daemon) { d.t.Helper(); d.MustCLI("sync", "resume") }
 // conflictIDs lists d's conflict ids (sorted) and their ops.
 func conflictIDs(d *Daemon) ([]string, map[string]string) {
 	d.t.Helper()
-	st, body := d.Do("GET", "/v1/sync/conflicts", nil)
-	if st != 200 {
-		d.t.Fatalf("%s: conflicts = %d %v", d.Name, st, body)
-	}
+	list := Must(d, app.ConflictsList, app.ConflictListIn{})
 	var ids []string
 	ops := map[string]string{}
-	for _, c := range body["conflicts"].([]any) {
-		m := c.(map[string]any)
-		ids = append(ids, m["id"].(string))
-		ops[m["id"].(string)] = m["op"].(string)
+	for _, c := range list.Conflicts {
+		ids = append(ids, c.ID)
+		ops[c.ID] = string(c.Op)
 	}
 	sort.Strings(ids)
 	return ids, ops
 }
 
-// rowOf returns what d serves for a memory (nil when absent or deleted).
-func memoryOf(d *Daemon, id string) map[string]any {
+// memoryOf returns what d serves for a memory (nil when absent or deleted).
+func memoryOf(d *Daemon, id string) *memory.Memory {
 	d.t.Helper()
-	st, body := d.Do("GET", "/v1/memory/"+id, nil)
-	if st == 404 {
+	m, err := Call(d, app.MemoryGet, app.MemoryID{ID: id})
+	if client.StatusOf(err) == 404 {
 		return nil
 	}
-	if st != 200 {
-		d.t.Fatalf("%s: GET memory = %d %v", d.Name, st, body)
+	if err != nil {
+		d.t.Fatalf("%s: GET memory: %v", d.Name, err)
 	}
-	delete(body, "number") // home-assigned numbering is not part of the row
-	delete(body, "event_hash")
-	return body
+	m.Number = nil // home-assigned numbering is not part of the row
+	m.EventHash = nil
+	return &m
+}
+
+// contentOf is the content of a memory row's data in a conflict record.
+func contentOf(t testing.TB, data json.RawMessage) string {
+	t.Helper()
+	var m memory.Memory
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("a memory row's data %s: %v", data, err)
+	}
+	return m.Content
 }
 
 // sameEverywhere waits until every daemon serves the same memory and the
@@ -67,8 +79,8 @@ func sameEverywhere(t *testing.T, id string, wantConflicts int, ds ...*Daemon) [
 		if t.Failed() {
 			for _, d := range ds {
 				got, ops := conflictIDs(d)
-				_, st := d.Do("GET", "/v1/sync/status", nil)
-				t.Logf("%s: memory %v; conflicts %v %v; sync %v", d.Name, memoryOf(d, id), got, ops, st)
+				st, _ := Call(d, app.SyncStatusOp, app.NoInput{})
+				t.Logf("%s: memory %+v; conflicts %v %v; sync %+v", d.Name, memoryOf(d, id), got, ops, st)
 			}
 		}
 	}()
@@ -92,11 +104,7 @@ func sameEverywhere(t *testing.T, id string, wantConflicts int, ds ...*Daemon) [
 func threeConverged(t *testing.T) (*Daemon, *Daemon, *Daemon, string) {
 	home, sats := cluster(t, "laptop", "vps")
 	a, b := sats[0], sats[1]
-	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "the original text", "project": "crow"})
-	if st != 201 {
-		t.Fatalf("write: %d %v", st, m)
-	}
-	id := m["id"].(string)
+	id := Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: "the original text", Project: "crow"}).ID
 	Eventually(t, syncTimeout, "memory on every instance", func() bool { return memoryOf(a, id) != nil && memoryOf(b, id) != nil })
 	return home, a, b, id
 }
@@ -109,8 +117,8 @@ func TestConcurrentEditsConvergeWithOneConflictRecord(t *testing.T) {
 		d    *Daemon
 		text string
 	}{{a, "laptop's edit"}, {b, "vps's edit"}} {
-		if st, body := e.d.Do("PATCH", "/v1/memory/"+id, map[string]any{"content": e.text}); st != 200 {
-			t.Fatalf("%s: patch = %d %v", e.d.Name, st, body)
+		if _, err := Call(e.d, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: &e.text}); err != nil {
+			t.Fatalf("%s: patch: %v", e.d.Name, err)
 		}
 	}
 	heal(a)
@@ -121,17 +129,16 @@ func TestConcurrentEditsConvergeWithOneConflictRecord(t *testing.T) {
 		t.Fatalf("conflict op = %q, want update", ops[ids[0]])
 	}
 	// The loser is kept: both texts are in the record.
-	_, c := home.Do("GET", "/v1/sync/conflicts/"+ids[0], nil)
-	texts := fmt.Sprint(c["winning_data"], c["losing_data"])
+	c := Must(home, app.ConflictsGet, app.ConflictID{ID: ids[0]})
+	texts := []string{contentOf(t, c.WinningData), contentOf(t, c.LosingData)}
 	for _, want := range []string{"laptop's edit", "vps's edit"} {
-		if !strings.Contains(texts, want) {
-			t.Fatalf("conflict record lacks %q: %v", want, c)
+		if !slices.Contains(texts, want) {
+			t.Fatalf("conflict record lacks %q: %+v", want, c)
 		}
 	}
 	for _, d := range []*Daemon{home, a, b} {
-		_, n := d.Do("GET", "/v1/notifications", nil)
-		if n["unread"].(float64) != 1 {
-			t.Fatalf("%s: %v unread notifications, want 1", d.Name, n["unread"])
+		if n := Must(d, app.NotificationsList, app.PageIn{}); n.Unread != 1 {
+			t.Fatalf("%s: %v unread notifications, want 1", d.Name, n.Unread)
 		}
 	}
 	if out := a.MustCLI("conflicts", "list"); !strings.Contains(out, ids[0]) {
@@ -146,11 +153,11 @@ func TestDeleteVersusUpdateConflict(t *testing.T) {
 	home, a, b, id := threeConverged(t)
 	cut(a)
 	cut(b)
-	if st, body := a.Do("DELETE", "/v1/memory/"+id, nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, body)
+	if res, err := Call(a, app.MemoryDelete, app.MemoryID{ID: id}); err != nil || !res.Deleted {
+		t.Fatalf("delete: %+v %v", res, err)
 	}
-	if st, body := b.Do("PATCH", "/v1/memory/"+id, map[string]any{"importance": 9}); st != 200 {
-		t.Fatalf("patch: %d %v", st, body)
+	if _, err := Call(b, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Importance: ptr(9)}); err != nil {
+		t.Fatalf("patch: %v", err)
 	}
 	heal(a)
 	heal(b)
@@ -166,11 +173,11 @@ func TestInsertCollisionOnGenericTable(t *testing.T) {
 	Eventually(t, syncTimeout, "convergence", func() bool { return converged(home, a, b) })
 	cut(a)
 	cut(b)
-	if st, body := a.Do("PUT", "/v1/tables/notes/rows/groceries", map[string]any{"text": "milk"}); st != 200 {
-		t.Fatalf("put: %d %v", st, body)
-	}
-	if st, body := b.Do("PUT", "/v1/tables/notes/rows/groceries", map[string]any{"text": "eggs"}); st != 200 {
-		t.Fatalf("put: %d %v", st, body)
+	for d, text := range map[*Daemon]string{a: `"milk"`, b: `"eggs"`} {
+		in := app.RowPutIn{Table: "notes", RowID: "groceries", Data: map[string]json.RawMessage{"text": json.RawMessage(text)}}
+		if _, err := Call(d, app.TablesPut, in); err != nil {
+			t.Fatalf("%s: put: %v", d.Name, err)
+		}
 	}
 	heal(a)
 	heal(b)
@@ -184,10 +191,10 @@ func TestInsertCollisionOnGenericTable(t *testing.T) {
 	if _, ops := conflictIDs(a); ops[ids[0]] != "insert" {
 		t.Fatalf("conflict op = %q, want insert", ops[ids[0]])
 	}
-	_, ra := a.Do("GET", "/v1/tables/notes/rows/groceries", nil)
-	_, rb := b.Do("GET", "/v1/tables/notes/rows/groceries", nil)
-	if !reflect.DeepEqual(ra["data"], rb["data"]) {
-		t.Fatalf("live rows differ: %v vs %v", ra["data"], rb["data"])
+	ra := Must(a, app.TablesGet, app.RowIn{Table: "notes", RowID: "groceries"})
+	rb := Must(b, app.TablesGet, app.RowIn{Table: "notes", RowID: "groceries"})
+	if !sameJSON(t, ra.Data, rb.Data) {
+		t.Fatalf("live rows differ: %s vs %s", ra.Data, rb.Data)
 	}
 }
 
@@ -197,8 +204,8 @@ func TestIdenticalAndCausalEditsMakeNoConflict(t *testing.T) {
 	cut(a)
 	cut(b)
 	for _, d := range []*Daemon{a, b} {
-		if st, body := d.Do("PATCH", "/v1/memory/"+id, map[string]any{"content": "the same fix"}); st != 200 {
-			t.Fatalf("%s: %d %v", d.Name, st, body)
+		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("the same fix")}); err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
 		}
 	}
 	heal(a)
@@ -208,12 +215,12 @@ func TestIdenticalAndCausalEditsMakeNoConflict(t *testing.T) {
 	// re-delivered through home), are fast-forwards or stale skips.
 	for i, d := range []*Daemon{a, b, home, a} {
 		text := fmt.Sprintf("edit %d", i)
-		if st, body := d.Do("PATCH", "/v1/memory/"+id, map[string]any{"content": text}); st != 200 {
-			t.Fatalf("%s: %d %v", d.Name, st, body)
+		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: &text}); err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
 		}
 		Eventually(t, syncTimeout, "edit to reach everyone", func() bool {
 			for _, o := range []*Daemon{home, a, b} {
-				if m := memoryOf(o, id); m == nil || m["content"] != text {
+				if m := memoryOf(o, id); m == nil || m.Content != text {
 					return false
 				}
 			}
@@ -230,14 +237,13 @@ func TestOneNotificationForManyConflicts(t *testing.T) {
 	a := sats[0]
 	var ids []string
 	for i := 0; i < 5; i++ {
-		_, m := home.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("memory %d", i)})
-		ids = append(ids, m["id"].(string))
+		ids = append(ids, Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("memory %d", i)}).ID)
 	}
 	Eventually(t, syncTimeout, "memories on laptop", func() bool { return memoryOf(a, ids[4]) != nil })
 	cut(a)
 	for _, id := range ids {
-		home.Do("PATCH", "/v1/memory/"+id, map[string]any{"content": "home " + id})
-		a.Do("PATCH", "/v1/memory/"+id, map[string]any{"content": "laptop " + id})
+		Must(home, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("home " + id)})
+		Must(a, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("laptop " + id)})
 	}
 	heal(a)
 	Eventually(t, syncTimeout, "five conflicts", func() bool {
@@ -246,9 +252,8 @@ func TestOneNotificationForManyConflicts(t *testing.T) {
 		return len(x) == 5 && reflect.DeepEqual(x, y)
 	})
 	for _, d := range []*Daemon{home, a} {
-		_, n := d.Do("GET", "/v1/notifications", nil)
-		if list := n["notifications"].([]any); len(list) != 1 || n["unread"].(float64) != 1 {
-			t.Fatalf("%s: notifications = %v, want exactly one unread", d.Name, n)
+		if n := Must(d, app.NotificationsList, app.PageIn{}); len(n.Notifications) != 1 || n.Unread != 1 {
+			t.Fatalf("%s: notifications = %+v, want exactly one unread", d.Name, n)
 		}
 	}
 }
@@ -262,8 +267,7 @@ func TestKill9MidApplyNothingTwiceNothingSkipped(t *testing.T) {
 	a.Start()
 	// Kill it as soon as it has started applying.
 	Eventually(t, syncTimeout, "laptop to start applying", func() bool {
-		_, body := a.Do("GET", "/v1/memories/list?limit=1", nil)
-		return len(body["memories"].([]any)) > 0
+		return len(Must(a, app.MemoryList, app.MemoryListIn{Limit: 1}).Memories) > 0
 	})
 	a.Kill()
 	a.Start()
@@ -280,9 +284,9 @@ func countMemories(d *Daemon) int {
 	d.t.Helper()
 	total, cursor := 0, ""
 	for {
-		_, body := d.Do("GET", "/v1/memories/list?limit=1000&cursor="+cursor, nil)
-		total += len(body["memories"].([]any))
-		cursor, _ = body["next_cursor"].(string)
+		page := Must(d, app.MemoryList, app.MemoryListIn{Limit: 1000, Cursor: cursor})
+		total += len(page.Memories)
+		cursor = page.NextCursor
 		if cursor == "" {
 			return total
 		}
@@ -290,13 +294,9 @@ func countMemories(d *Daemon) int {
 }
 
 // conflictOn reads one conflict record from d.
-func conflictOn(d *Daemon, id string) map[string]any {
+func conflictOn(d *Daemon, id string) conflicts.Conflict {
 	d.t.Helper()
-	st, c := d.Do("GET", "/v1/sync/conflicts/"+id, nil)
-	if st != 200 {
-		d.t.Fatalf("%s: conflict %s = %d %v", d.Name, id, st, c)
-	}
-	return c
+	return Must(d, app.ConflictsGet, app.ConflictID{ID: id})
 }
 
 // The recovery view's actions on real daemons: a conflict restored on one
@@ -308,8 +308,8 @@ func TestRecoveryActionsReplicate(t *testing.T) {
 	home, a, b, id := threeConverged(t)
 	edit := func(d *Daemon, mid, text string) {
 		t.Helper()
-		if st, body := d.Do("PATCH", "/v1/memory/"+mid, map[string]any{"content": text}); st != 200 {
-			t.Fatalf("%s: patch = %d %v", d.Name, st, body)
+		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: mid, Content: &text}); err != nil {
+			t.Fatalf("%s: patch: %v", d.Name, err)
 		}
 	}
 	cut(a)
@@ -320,7 +320,7 @@ func TestRecoveryActionsReplicate(t *testing.T) {
 	heal(b)
 	ids := sameEverywhere(t, id, 1, home, a, b)
 	c := conflictOn(home, ids[0])
-	lost := c["losing_data"].(map[string]any)["content"].(string)
+	lost := contentOf(t, c.LosingData)
 
 	out := a.MustCLI("conflicts", "restore", ids[0])
 	if !strings.Contains(out, "resolved") {
@@ -330,7 +330,7 @@ func TestRecoveryActionsReplicate(t *testing.T) {
 		for _, d := range []*Daemon{home, a, b} {
 			m := memoryOf(d, id)
 			c := conflictOn(d, ids[0])
-			if m == nil || m["content"] != lost || c["resolved"] != true || c["resolution"] != "restore" {
+			if m == nil || m.Content != lost || !c.Resolved || c.Resolution != "restore" {
 				return false
 			}
 		}
@@ -360,30 +360,30 @@ func TestRecoveryActionsReplicate(t *testing.T) {
 	}
 	edit(home, id, "home moved on")
 	Eventually(t, syncTimeout, "home's edit everywhere", func() bool {
-		return memoryOf(a, id)["content"] == "home moved on" && memoryOf(b, id)["content"] == "home moved on"
+		ma, mb := memoryOf(a, id), memoryOf(b, id)
+		return ma != nil && mb != nil && ma.Content == "home moved on" && mb.Content == "home moved on"
 	})
-	st, body := b.Do("POST", "/v1/sync/conflicts/"+second+"/restore", nil)
-	if st != 409 || !strings.Contains(fmt.Sprint(body["error"]), "stale") {
-		t.Fatalf("stale restore = %d %v", st, body)
+	if _, err := Call(b, app.ConflictsRestore, app.ConflictID{ID: second}); client.StatusOf(err) != 409 || client.KindOf(err) != app.KindConflict || !strings.Contains(fmt.Sprint(err), "stale") {
+		t.Fatalf("stale restore: %v (status %d)", err, client.StatusOf(err))
 	}
-	if m := memoryOf(b, id); m["content"] != "home moved on" {
-		t.Fatalf("a refused restore changed the row: %v", m)
+	if m := memoryOf(b, id); m == nil || m.Content != "home moved on" {
+		t.Fatalf("a refused restore changed the row: %+v", m)
 	}
 	// Keep it on b instead: resolved everywhere.
-	if st, body := b.Do("POST", "/v1/sync/conflicts/"+second+"/keep", nil); st != 200 || body["resolution"] != "keep" {
-		t.Fatalf("keep = %d %v", st, body)
+	if c, err := Call(b, app.ConflictsKeep, app.ConflictID{ID: second}); err != nil || c.Resolution != "keep" {
+		t.Fatalf("keep = %+v %v", c, err)
 	}
 	Eventually(t, syncTimeout, "the keep on every instance", func() bool {
 		for _, d := range []*Daemon{home, a} {
-			if c := conflictOn(d, second); c["resolved"] != true || c["resolution"] != "keep" {
+			if c := conflictOn(d, second); !c.Resolved || c.Resolution != "keep" {
 				return false
 			}
 		}
 		return true
 	})
 	for _, d := range []*Daemon{home, a, b} {
-		if m := memoryOf(d, id); m["content"] != "home moved on" {
-			t.Fatalf("%s: keep changed the row: %v", d.Name, m)
+		if m := memoryOf(d, id); m == nil || m.Content != "home moved on" {
+			t.Fatalf("%s: keep changed the row: %+v", d.Name, m)
 		}
 	}
 }

@@ -11,16 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/memory"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // mcpClient connects a real mcp-go streamable-HTTP client to d's path with
 // the owner key.
-func mcpClient(t *testing.T, d *Daemon, path string) *client.Client {
+func mcpClient(t *testing.T, d *Daemon, path string) *mcpclient.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(d.URL()+path, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + d.Key}))
+	c, err := mcpclient.NewStreamableHttpClient(d.URL()+path, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + d.Key}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +41,10 @@ func mcpClient(t *testing.T, d *Daemon, path string) *client.Client {
 	return c
 }
 
-// callTool calls tool and returns its structured (or JSON text) result and
-// whether it is a tool error (with its text).
-func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) (map[string]any, string) {
+// callTool calls tool with args (an app input, or routed's) and returns its
+// structured (or JSON text) result decoded into the operation's output type
+// Out, or, for a tool error, its text.
+func callTool[Out any](t *testing.T, c *mcpclient.Client, tool string, args any) (Out, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -57,16 +61,36 @@ func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) 
 			text += tc.Text
 		}
 	}
+	var out Out
 	if res.IsError {
-		return nil, text
+		return out, text
 	}
-	var out map[string]any
-	if m, ok := res.StructuredContent.(map[string]any); ok {
-		out = m
-	} else if err := json.Unmarshal([]byte(text), &out); err != nil {
-		t.Fatalf("%s: result is neither structured nor JSON: %q", tool, text)
+	raw := []byte(text)
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatalf("%s: structured result: %v", tool, err)
+		}
+		raw = b
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: result is not a %T: %v: %s", tool, out, err, raw)
 	}
 	return out, ""
+}
+
+// routed is the arguments of a router tool: the app input in, plus the
+// instance_id to run it on.
+func routed(t *testing.T, id string, in any) map[string]json.RawMessage {
+	t.Helper()
+	args := map[string]json.RawMessage{}
+	if in != nil {
+		if err := json.Unmarshal([]byte(mustJSON(t, in)), &args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args["instance_id"] = json.RawMessage(mustJSON(t, id))
+	return args
 }
 
 // The router on home runs tools on a satellite through federation: the call
@@ -79,11 +103,11 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 	laptop := sats[0]
 	id := laptop.instanceID()
 	r := mcpClient(t, home, "/router/mcp")
-	st, errText := callTool(t, r, "crow_sync_status", map[string]any{"instance_id": id})
-	if errText != "" || st["instance_id"] != id {
-		t.Fatalf("routed sync status: %v %q", st, errText)
+	st, errText := callTool[app.SyncStatus](t, r, "crow_sync_status", routed(t, id, nil))
+	if errText != "" || st.InstanceID != id {
+		t.Fatalf("routed sync status: %+v %q", st, errText)
 	}
-	if _, errText := callTool(t, r, "crow_store_memory", map[string]any{"instance_id": id, "content": "x"}); !strings.Contains(errText, "not allowed for federated calls") {
+	if _, errText := callTool[memory.Memory](t, r, "crow_store_memory", routed(t, id, app.MemoryCreateIn{Content: "x"})); !strings.Contains(errText, "not allowed for federated calls") {
 		t.Fatalf("a routed write was not refused by the peer's allow-list: %q", errText)
 	}
 	Eventually(t, syncTimeout, "the refused peer call in the laptop's log", func() bool {
@@ -94,22 +118,22 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 		t.Fatalf("the laptop's federation metrics:\n%s", grepLines(m, "crow_federation"))
 	}
 	// The owner key still writes on the laptop's own /mcp.
-	if _, errText := callTool(t, mcpClient(t, laptop, "/mcp"), "crow_store_memory", map[string]any{"content": "owner write"}); errText != "" {
-		t.Fatalf("owner write: %q", errText)
+	if m, errText := callTool[memory.Memory](t, mcpClient(t, laptop, "/mcp"), "crow_store_memory", app.MemoryCreateIn{Content: "owner write"}); errText != "" || m.ID == "" || m.Content != "owner write" {
+		t.Fatalf("owner write: %+v %q", m, errText)
 	}
 	// The laptop's router reaches home the same way.
 	homeID := home.instanceID()
 	lr := mcpClient(t, laptop, "/router/mcp")
-	if st, errText := callTool(t, lr, "crow_sync_status", map[string]any{"instance_id": homeID}); errText != "" || st["instance_id"] != homeID {
-		t.Fatalf("laptop → home: %v %q", st, errText)
+	if st, errText := callTool[app.SyncStatus](t, lr, "crow_sync_status", routed(t, homeID, nil)); errText != "" || st.InstanceID != homeID {
+		t.Fatalf("laptop → home: %+v %q", st, errText)
 	}
 	// Revoked on home: home routes nothing to it, and refuses its tokens
 	// (the laptop's own router still tries until it hears of the revocation).
 	home.MustCLI("instance", "revoke", id)
-	if _, errText := callTool(t, r, "crow_sync_status", map[string]any{"instance_id": id}); !strings.Contains(errText, "revoked") {
+	if _, errText := callTool[app.SyncStatus](t, r, "crow_sync_status", routed(t, id, nil)); !strings.Contains(errText, "revoked") {
 		t.Fatalf("home routed to a revoked instance: %q", errText)
 	}
-	if _, errText := callTool(t, lr, "crow_sync_status", map[string]any{"instance_id": homeID}); errText == "" {
+	if _, errText := callTool[app.SyncStatus](t, lr, "crow_sync_status", routed(t, homeID, nil)); errText == "" {
 		t.Fatal("home answered a revoked instance's federated call")
 	}
 	Eventually(t, syncTimeout, "the refused token in home's log", func() bool {
@@ -117,14 +141,15 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 	})
 }
 
-// instanceID reads d's instance id with `crow identity show --json`.
+// instanceID reads d's instance id with `crow identity show --json` (whose
+// fields are named as /health's).
 func (d *Daemon) instanceID() string {
 	d.t.Helper()
-	var ident map[string]any
-	if err := json.Unmarshal([]byte(d.MustCLI("identity", "show", "--json")), &ident); err != nil {
-		d.t.Fatalf("identity show --json: %v", err)
+	var ident app.Health
+	if err := json.Unmarshal([]byte(d.MustCLI("identity", "show", "--json")), &ident); err != nil || ident.InstanceID == "" {
+		d.t.Fatalf("identity show --json: %+v %v", ident, err)
 	}
-	return ident["instance_id"].(string)
+	return ident.InstanceID
 }
 
 // freeze stops d's process with SIGSTOP (a hung machine: connections are
@@ -152,14 +177,22 @@ func (d *Daemon) freeze() (thaw func()) {
 }
 
 // statuses maps instance id → status of a federated search answer.
-func statuses(body map[string]any) map[string]string {
+func statuses(res app.SearchResult) map[string]string {
 	out := map[string]string{}
-	list, _ := body["instances"].([]any)
-	for _, s := range list {
-		m := s.(map[string]any)
-		out[m["id"].(string)] = m["status"].(string)
+	for _, s := range res.Instances {
+		out[s.ID] = s.Status
 	}
 	return out
+}
+
+// search runs a REST search on d, failing the test on an error.
+func search(t *testing.T, d *Daemon, in app.MemorySearchIn) app.SearchResult {
+	t.Helper()
+	res, err := Call(d, app.MemorySearch, in)
+	if err != nil {
+		t.Fatalf("%s: search %+v: %v", d.Name, in, err)
+	}
+	return res
 }
 
 // A federated search on real daemons: every instance is searched in
@@ -170,11 +203,7 @@ func statuses(body map[string]any) map[string]string {
 func TestFederatedSearch(t *testing.T) {
 	home, sats := cluster(t, "laptop", "vps")
 	laptop, vps := sats[0], sats[1]
-	st, m := laptop.Do("POST", "/v1/memory", map[string]any{"content": "the federated pelican", "project": "crow"})
-	if st != 201 {
-		t.Fatalf("write = %d %v", st, m)
-	}
-	memID := m["id"].(string)
+	memID := Must(laptop, app.MemoryCreate, app.MemoryCreateIn{Content: "the federated pelican", Project: "crow"}).ID
 	Eventually(t, syncTimeout, "the memory everywhere", func() bool {
 		return memoryOf(home, memID) != nil && memoryOf(vps, memID) != nil
 	})
@@ -182,33 +211,27 @@ func TestFederatedSearch(t *testing.T) {
 	// Wait until home's prober has seen both satellites (a never-probed
 	// instance is searched anyway, but its status should be settled here).
 	Eventually(t, syncTimeout, "home to see both satellites online", func() bool {
-		_, body := home.Do("GET", "/v1/instances", nil)
 		online := 0
-		for _, in := range body["instances"].([]any) {
-			if in.(map[string]any)["status"] == "online" {
+		for _, in := range Must(home, app.InstancesList, app.NoInput{}).Instances {
+			if in.Status == "online" {
 				online++
 			}
 		}
 		return online >= 2
 	})
 
-	st, body := home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
-	if st != 200 {
-		t.Fatalf("federated search = %d %v", st, body)
-	}
+	body := search(t, home, app.MemorySearchIn{Query: "pelican", Instances: "all"})
 	sts := statuses(body)
 	for name, id := range ids {
 		if sts[id] != "ok" {
-			t.Fatalf("%s's status = %q in %v", name, sts[id], body["instances"])
+			t.Fatalf("%s's status = %q in %+v", name, sts[id], body.Instances)
 		}
 	}
-	results := body["results"].([]any)
-	if len(results) != 1 || body["partial"] == true {
-		t.Fatalf("want one merged result, not partial: %v", body)
+	if len(body.Results) != 1 || body.Partial {
+		t.Fatalf("want one merged result, not partial: %+v", body)
 	}
-	r := results[0].(map[string]any)
-	if r["id"] != memID || len(r["found_on"].([]any)) != 3 {
-		t.Fatalf("merged result = %v", r)
+	if r := body.Results[0]; r.ID != memID || len(r.FoundOn) != 3 {
+		t.Fatalf("merged result = %+v", r)
 	}
 
 	// crow_instance_summaries: home first (computed now), then the
@@ -216,26 +239,26 @@ func TestFederatedSearch(t *testing.T) {
 	mc := mcpClient(t, home, "/mcp")
 	defer func() {
 		if t.Failed() {
-			res, _ := callTool(t, mc, "crow_instance_summaries", nil)
-			t.Logf("summaries: %v", res)
+			res, _ := callTool[app.Summaries](t, mc, "crow_instance_summaries", nil)
+			t.Logf("summaries: %+v", res)
 		}
 	}()
 	Eventually(t, syncTimeout, "the satellites' summaries on home", func() bool {
-		res, errText := callTool(t, mc, "crow_instance_summaries", nil)
+		res, errText := callTool[app.Summaries](t, mc, "crow_instance_summaries", nil)
 		if errText != "" {
 			t.Fatalf("summaries: %q", errText)
 		}
-		list := res["instances"].([]any)
-		if len(list) != 3 || list[0].(map[string]any)["instance_id"] != ids["home"] {
+		list := res.Instances
+		if len(list) != 3 || list[0].InstanceID != ids["home"] {
 			return false
 		}
 		// Peers' summaries are snapshots (refreshed hourly): fetched when
 		// registered, before the memory was written. Home's is live.
-		if m := list[0].(map[string]any); m["memories"] != 1.0 || m["categories"].(map[string]any)["general"] != 1.0 {
-			t.Fatalf("home's own summary: %v", m)
+		if m := list[0]; m.Memories != 1 || m.Categories["general"] != 1 {
+			t.Fatalf("home's own summary: %+v", m)
 		}
-		for _, x := range list[1:] {
-			if m := x.(map[string]any); m["health"] != "ok" || m["updated_at"] == nil || m["name"] == "" {
+		for _, m := range list[1:] {
+			if m.Health != "ok" || m.UpdatedAt.IsZero() || m.Name == "" {
 				return false
 			}
 		}
@@ -243,42 +266,42 @@ func TestFederatedSearch(t *testing.T) {
 	})
 
 	// A list of ids searches just those.
-	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances="+ids["laptop"], nil)
-	if st != 200 || len(statuses(body)) != 1 || statuses(body)[ids["laptop"]] != "ok" {
-		t.Fatalf("search of the laptop only = %d %v", st, body)
+	body = search(t, home, app.MemorySearchIn{Query: "pelican", Instances: ids["laptop"]})
+	if len(statuses(body)) != 1 || statuses(body)[ids["laptop"]] != "ok" {
+		t.Fatalf("search of the laptop only = %+v", body)
 	}
 
 	// A hung satellite: a timeout, the rest answers, partial.
 	thaw := vps.freeze()
 	start := time.Now()
-	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
+	body = search(t, home, app.MemorySearchIn{Query: "pelican", Instances: "all"})
 	took := time.Since(start)
 	sts = statuses(body)
-	if st != 200 || sts[ids["vps"]] != "timeout" || sts[ids["laptop"]] != "ok" || sts[ids["home"]] != "ok" || body["partial"] != true {
-		t.Fatalf("with vps hung: %d %v", st, body)
+	if sts[ids["vps"]] != "timeout" || sts[ids["laptop"]] != "ok" || sts[ids["home"]] != "ok" || !body.Partial {
+		t.Fatalf("with vps hung: %+v", body)
 	}
-	if len(body["results"].([]any)) != 1 {
-		t.Fatalf("with vps hung the result is lost: %v", body)
+	if len(body.Results) != 1 {
+		t.Fatalf("with vps hung the result is lost: %+v", body)
 	}
 	t.Logf("search with a hung peer answered in %v (deadline %v)", took, 3*time.Second)
 	// Through MCP, the same.
-	res, errText := callTool(t, mcpClient(t, home, "/mcp"), "crow_search_memories", map[string]any{"query": "pelican", "instances": "all"})
-	if errText != "" || res["partial"] != true || statuses(res)[ids["vps"]] != "timeout" {
-		t.Fatalf("MCP federated search with vps hung: %v %q", res, errText)
+	res, errText := callTool[app.SearchResult](t, mcpClient(t, home, "/mcp"), "crow_search_memories", app.MemorySearchIn{Query: "pelican", Instances: "all"})
+	if errText != "" || !res.Partial || statuses(res)[ids["vps"]] != "timeout" {
+		t.Fatalf("MCP federated search with vps hung: %+v %q", res, errText)
 	}
 	thaw()
 
 	// A dead satellite: an error (or skipped once a probe marks it offline).
 	vps.Kill()
-	st, body = home.Do("GET", "/v1/memories/search?q=pelican&instances=all", nil)
-	if s := statuses(body)[ids["vps"]]; st != 200 || (s != "error" && s != "skipped_offline" && s != "timeout") || body["partial"] != true {
-		t.Fatalf("with vps dead: %d %v", st, body)
+	body = search(t, home, app.MemorySearchIn{Query: "pelican", Instances: "all"})
+	if s := statuses(body)[ids["vps"]]; (s != "error" && s != "skipped_offline" && s != "timeout") || !body.Partial {
+		t.Fatalf("with vps dead: %+v", body)
 	}
 	// A peer searching through its own /mcp never fans out again: the laptop's
 	// router asking home to search "all" gets home's own answer only.
-	res, errText = callTool(t, mcpClient(t, laptop, "/router/mcp"), "crow_search_memories", map[string]any{"instance_id": ids["home"], "query": "pelican"})
-	if errText != "" || res["instances"] != nil || len(res["results"].([]any)) != 1 {
-		t.Fatalf("routed search on home: %v %q", res, errText)
+	res, errText = callTool[app.SearchResult](t, mcpClient(t, laptop, "/router/mcp"), "crow_search_memories", routed(t, ids["home"], app.MemorySearchIn{Query: "pelican"}))
+	if errText != "" || res.Instances != nil || len(res.Results) != 1 {
+		t.Fatalf("routed search on home: %+v %q", res, errText)
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 )
 
 // readKey returns the key in d's api-key file, checking its mode.
@@ -30,8 +33,10 @@ func readKey(t *testing.T, d *Daemon) string {
 
 // keyStatus reports the status an owner call with key gets.
 func keyStatus(d *Daemon, key string) int {
-	st, _ := d.DoKey(key, "GET", "/v1/instances", nil)
-	return st
+	if _, err := CallKey(d, key, app.InstancesList, app.NoInput{}); err != nil {
+		return client.StatusOf(err)
+	}
+	return 200
 }
 
 // TestAPIKeyRotate rotates the owner key through the CLI: through the running
@@ -128,18 +133,14 @@ var metricFamilies = []string{
 func TestMetricsAndOpenAPI(t *testing.T) {
 	home, sats := cluster(t, "sat")
 	sat := sats[0]
-	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "metrics see this replicate"})
-	if st != 201 {
-		t.Fatalf("write on home: %d %v", st, m)
-	}
-	id := m["id"].(string)
+	id := Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: "metrics see this replicate"}).ID
 	Eventually(t, syncTimeout, "the memory on the satellite", func() bool {
-		st, _ := sat.Do("GET", "/v1/memory/"+id, nil)
-		return st == 200
+		_, err := Call(sat, app.MemoryGet, app.MemoryID{ID: id})
+		return err == nil
 	})
 
-	if st, _ := sat.DoKey("", "GET", "/metrics", nil); st != 401 {
-		t.Errorf("/metrics without a key = %d, want 401", st)
+	if st, e := sat.RawJSON("", "GET", "/metrics", ""); st != 401 || e == nil || e.Msg == "" {
+		t.Errorf("/metrics without a key = %d %v, want 401 with a JSON error", st, e)
 	}
 	var text string
 	Eventually(t, syncTimeout, "every metric family on the satellite", func() bool {

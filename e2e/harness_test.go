@@ -12,11 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 )
 
 // crowBin is the crow binary built once by TestMain.
@@ -52,6 +56,9 @@ type Daemon struct {
 	done chan struct{}
 	Addr string // gateway host:port of the current run
 	Key  string
+
+	api             *client.Client // API's, for apiAddr and apiKey
+	apiAddr, apiKey string
 
 	gwPort, syncPort int      // kept across restarts, like a real machine's
 	Env              []string // extra environment for serve
@@ -206,26 +213,52 @@ func (d *Daemon) Log() string {
 	return d.log.String()
 }
 
-// Do sends a REST request with the owner key and decodes the JSON answer.
-func (d *Daemon) Do(method, path string, body any) (int, map[string]any) {
-	d.t.Helper()
-	return d.DoKey(d.Key, method, path, body)
+// API is the typed REST client of the daemon's current run, with its
+// current owner key (tests change d.Key after a rotation).
+func (d *Daemon) API() *client.Client {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.api == nil || d.apiAddr != d.Addr || d.apiKey != d.Key {
+		d.api, d.apiAddr, d.apiKey = client.New(d.Addr, d.Key), d.Addr, d.Key
+	}
+	return d.api
 }
 
-// DoKey is Do with an explicit key ("" sends none).
-func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any) {
+// Call runs operation op on d through the typed client with the owner key.
+func Call[In, Out any](d *Daemon, op *app.Def[In, Out], in In) (Out, error) {
+	return CallKey(d, d.Key, op, in)
+}
+
+// CallKey is Call with an explicit key ("" sends none).
+func CallKey[In, Out any](d *Daemon, key string, op *app.Def[In, Out], in In) (Out, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := d.API()
+	if key != d.Key {
+		c = c.WithKey(key)
+	}
+	return client.Do(ctx, c, op, in)
+}
+
+// Must is Call that fails the test on an error.
+func Must[In, Out any](d *Daemon, op *app.Def[In, Out], in In) Out {
+	d.t.Helper()
+	out, err := Call(d, op, in)
+	if err != nil {
+		d.t.Fatalf("%s: %s: %v", d.Name, op.Info().Name, err)
+	}
+	return out
+}
+
+// RawJSON sends body (JSON text, or "" for none) as it is, for the tests of
+// bad requests, with key ("" sends none). It returns the status and, for an
+// error answer, the error the body holds ({"error": msg} decoded into a
+// client.Error; Msg "" when the body is not that JSON document).
+func (d *Daemon) RawJSON(key, method, path, body string) (int, *client.Error) {
 	d.t.Helper()
 	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			d.t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
+	if body != "" {
+		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, "http://"+d.Addr+path, r)
 	if err != nil {
@@ -234,7 +267,7 @@ func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	if body != nil {
+	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -243,13 +276,24 @@ func (d *Daemon) DoKey(key, method, path string, body any) (int, map[string]any)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			d.t.Fatalf("%s: %s %s: answer is not a JSON object (%d): %s", d.Name, method, path, resp.StatusCode, raw)
-		}
+	if resp.StatusCode < 300 {
+		return resp.StatusCode, nil
 	}
-	return resp.StatusCode, out
+	e := &client.Error{Status: resp.StatusCode}
+	if json.Unmarshal(raw, e) != nil {
+		e.Msg = ""
+	}
+	return resp.StatusCode, e
+}
+
+// mustJSON is v as JSON text.
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // URL is the daemon's gateway URL.
@@ -338,4 +382,20 @@ func CopyDaemon(t testing.TB, src *Daemon, name string) *Daemon {
 	}
 	d.stopAtCleanup()
 	return d
+}
+
+// ptr returns a pointer to v (the optional fields of the app inputs).
+func ptr[T any](v T) *T { return &v }
+
+// sameJSON reports whether two JSON documents hold the same value.
+func sameJSON(t testing.TB, a, b json.RawMessage) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
 }

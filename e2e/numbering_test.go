@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
 )
 
 // Home numbers every memory, its own and the satellites', once: the numbers
@@ -18,24 +20,20 @@ func TestHomeNumbersMemories(t *testing.T) {
 		if i%2 == 0 {
 			d = laptop
 		}
-		st, m := d.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("memory %d", i)})
-		if st != 201 {
-			t.Fatalf("write: %d %v", st, m)
-		}
-		ids = append(ids, m["id"].(string))
+		ids = append(ids, Must(d, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("memory %d", i)}).ID)
 	}
-	numbers := func(d *Daemon) (map[string]float64, map[string]string) {
-		ns, hs := map[string]float64{}, map[string]string{}
+	numbers := func(d *Daemon) (map[string]uint64, map[string]string) {
+		ns, hs := map[string]uint64{}, map[string]string{}
 		for _, id := range ids {
-			st, m := d.Do("GET", "/v1/memory/"+id, nil)
-			if st != 200 {
+			m, err := Call(d, app.MemoryGet, app.MemoryID{ID: id})
+			if err != nil {
 				return nil, nil
 			}
-			if n, ok := m["number"].(float64); ok {
-				ns[id] = n
+			if m.Number != nil {
+				ns[id] = *m.Number
 			}
-			if h, ok := m["event_hash"].(string); ok {
-				hs[id] = h
+			if m.EventHash != nil {
+				hs[id] = *m.EventHash
 			}
 		}
 		return ns, hs
@@ -46,7 +44,7 @@ func TestHomeNumbersMemories(t *testing.T) {
 		return len(hn) == 5 && len(hh) == 5 && fmt.Sprint(hn) == fmt.Sprint(ln) && fmt.Sprint(hh) == fmt.Sprint(lh)
 	})
 	hn, hh := numbers(home)
-	var got []float64
+	var got []uint64
 	for _, n := range hn {
 		got = append(got, n)
 	}

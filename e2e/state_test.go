@@ -1,10 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/projects"
 )
 
 // The Project State on real daemons: a satellite's consolidation is
@@ -14,61 +20,69 @@ import (
 func TestConsolidationGoesToHome(t *testing.T) {
 	home, sats := cluster(t, "laptop")
 	laptop := sats[0]
-	st, m := laptop.Do("POST", "/v1/memory", map[string]any{"content": "we chose badger for the store", "project": "crow"})
-	if st != 201 {
-		t.Fatalf("write: %d %v", st, m)
-	}
-	id := m["id"].(string)
-	var number float64
+	id := Must(laptop, app.MemoryCreate, app.MemoryCreateIn{Content: "we chose badger for the store", Project: "crow"}).ID
+	var number uint64
 	Eventually(t, syncTimeout, "home's number for the laptop's memory, on the laptop", func() bool {
-		_, got := laptop.Do("GET", "/v1/memory/"+id, nil)
-		n, ok := got["number"].(float64)
-		number = n
-		return ok && got["event_hash"] != nil
+		got := Must(laptop, app.MemoryGet, app.MemoryID{ID: id})
+		if got.Number != nil {
+			number = *got.Number
+		}
+		return got.Number != nil && got.EventHash != nil
 	})
-	body := map[string]any{"consolidated_until_event": number, "ops": []any{
-		map[string]any{"op": "add_decision", "title": "Badger", "statement": "badger is the embedded store", "evidence_memory_ids": []any{number}},
-		map[string]any{"op": "set_phase", "phase": "alpha"},
-	}}
-	st, res := laptop.Do("POST", "/v1/project/crow/state/ops", body)
-	if st != 200 || res["version"] != 1.0 || res["applied_count"] != 2.0 {
-		t.Fatalf("consolidation from the laptop = %d %v", st, res)
+	res, err := Call(laptop, app.ProjectConsolidate, app.ConsolidateIn{Project: "crow", ConsolidatedUntilEvent: &number, Ops: ops(
+		fmt.Sprintf(`{"op": "add_decision", "title": "Badger", "statement": "badger is the embedded store", "evidence_memory_ids": [%d]}`, number),
+		`{"op": "set_phase", "phase": "alpha"}`,
+	)})
+	if err != nil || res.Version != 1 || res.AppliedCount != 2 {
+		t.Fatalf("consolidation from the laptop = %+v %v", res, err)
 	}
 	Eventually(t, syncTimeout, "version 1 on both instances", func() bool {
 		for _, d := range []*Daemon{home, laptop} {
-			st, v := d.Do("GET", "/v1/project/crow/state", nil)
-			if st != 200 || v["version"] != 1.0 || v["state_hash"] != res["state_hash"] {
+			v, err := Call(d, app.ProjectStateGet, app.ProjectName{Project: "crow"})
+			if err != nil || v.Version.Version != 1 || v.StateHash != res.StateHash {
 				return false
 			}
 		}
 		return true
 	})
 	// Home's own consolidation makes version 2, chained.
-	st, res2 := home.Do("POST", "/v1/project/crow/state/ops", map[string]any{"ops": []any{map[string]any{"op": "set_focus", "focus": "ship it"}}})
-	if st != 200 || res2["version"] != 2.0 {
-		t.Fatalf("consolidation on home = %d %v", st, res2)
+	res2, err := Call(home, app.ProjectConsolidate, app.ConsolidateIn{Project: "crow", Ops: ops(`{"op": "set_focus", "focus": "ship it"}`)})
+	if err != nil || res2.Version != 2 {
+		t.Fatalf("consolidation on home = %+v %v", res2, err)
 	}
 	Eventually(t, syncTimeout, "version 2 on the laptop", func() bool {
-		_, v := laptop.Do("GET", "/v1/project/crow/state", nil)
-		meta, _ := v["state"].(map[string]any)["state_meta"].(map[string]any)
-		return v["version"] == 2.0 && meta["previous_state_hash"] == res["state_hash"]
+		v := Must(laptop, app.ProjectStateGet, app.ProjectName{Project: "crow"})
+		return v.Version.Version == 2 && string(v.State.Meta.PreviousStateHash) == res.StateHash
 	})
 	// Home's refusal comes back as the laptop's 400.
-	st, bad := laptop.Do("POST", "/v1/project/crow/state/ops", map[string]any{"ops": []any{map[string]any{"op": "set_focus", "focus": "x"}}, "consolidated_until_event": 999})
-	if st != 400 || !strings.Contains(bad["error"].(string), "home answered") {
-		t.Fatalf("a bad request through the laptop = %d %v", st, bad)
+	_, err = Call(laptop, app.ProjectConsolidate, app.ConsolidateIn{Project: "crow", Ops: ops(`{"op": "set_focus", "focus": "x"}`), ConsolidatedUntilEvent: ptr(uint64(999))})
+	if client.StatusOf(err) != 400 || client.KindOf(err) != app.KindInvalid || !strings.Contains(err.Error(), "home answered") {
+		t.Fatalf("a bad request through the laptop: %v (status %d)", err, client.StatusOf(err))
 	}
 	home.Stop()
-	st, down := laptop.Do("POST", "/v1/project/crow/state/ops", map[string]any{"ops": []any{map[string]any{"op": "set_focus", "focus": "offline"}}})
-	if st != 502 || !strings.Contains(down["error"].(string), "home instance is unreachable") {
-		t.Fatalf("consolidation with home down = %d %v", st, down)
+	_, err = Call(laptop, app.ProjectConsolidate, app.ConsolidateIn{Project: "crow", Ops: ops(`{"op": "set_focus", "focus": "offline"}`)})
+	if client.StatusOf(err) != 502 || client.KindOf(err) != app.KindUpstream || !strings.Contains(err.Error(), "home instance is unreachable") {
+		t.Fatalf("consolidation with home down: %v (status %d)", err, client.StatusOf(err))
 	}
 }
 
-// publicGet GETs a public path of d without any key.
-func publicGet(t *testing.T, d *Daemon, path string) (int, map[string]any) {
-	t.Helper()
-	return d.DoKey("", "GET", path, nil)
+// ops are consolidation ops, each a JSON object of the op grammar.
+func ops(texts ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(texts))
+	for i, s := range texts {
+		out[i] = json.RawMessage(s)
+	}
+	return out
+}
+
+// publicVerify is d's public verification of project, read without any key.
+func publicVerify(d *Daemon, project string) (app.Verification, error) {
+	return CallKey(d, "", app.ProjectVerify, app.ProjectName{Project: project})
+}
+
+// publicAnchor is d's public anchor check of one version, read without any key.
+func publicAnchor(d *Daemon, project string, version uint64) (app.Verification, error) {
+	return CallKey(d, "", app.ProjectAnchor, app.VerifyIn{Project: project, Version: version})
 }
 
 // Anchoring on real daemons: home anchors a state version on its embedded
@@ -80,59 +94,56 @@ func publicGet(t *testing.T, d *Daemon, path string) (int, map[string]any) {
 func TestAnchoringAndPublicVerify(t *testing.T) {
 	home, sats := cluster(t, "laptop")
 	laptop := sats[0]
-	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "anchor me", "project": "chain"})
-	if st != 201 {
-		t.Fatalf("write: %d %v", st, m)
-	}
-	var number float64
+	id := Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: "anchor me", Project: "chain"}).ID
+	var number uint64
 	Eventually(t, syncTimeout, "the memory's number", func() bool {
-		_, got := home.Do("GET", "/v1/memory/"+m["id"].(string), nil)
-		n, ok := got["number"].(float64)
-		number = n
-		return ok
+		got := Must(home, app.MemoryGet, app.MemoryID{ID: id})
+		if got.Number != nil {
+			number = *got.Number
+		}
+		return got.Number != nil
 	})
-	consolidate := func(d *Daemon, op map[string]any) map[string]any {
+	consolidate := func(d *Daemon, op string) projects.Response {
 		t.Helper()
-		st, res := d.Do("POST", "/v1/project/chain/state/ops", map[string]any{"ops": []any{op}, "consolidated_until_event": number})
-		if st != 200 {
-			t.Fatalf("consolidation: %d %v", st, res)
+		res, err := Call(d, app.ProjectConsolidate, app.ConsolidateIn{Project: "chain", Ops: ops(op), ConsolidatedUntilEvent: &number})
+		if err != nil {
+			t.Fatalf("consolidation: %v", err)
 		}
 		return res
 	}
-	v1 := consolidate(home, map[string]any{"op": "add_decision", "title": "Anchor it", "statement": "state hashes go on chain", "evidence_memory_ids": []any{number}})
-	var doc map[string]any
+	v1 := consolidate(home, fmt.Sprintf(`{"op": "add_decision", "title": "Anchor it", "statement": "state hashes go on chain", "evidence_memory_ids": [%d]}`, number))
+	var doc app.Verification
 	Eventually(t, syncTimeout, "version 1 anchored", func() bool {
-		st, doc = publicGet(t, home, "/v1/verify/chain")
-		return st == 200 && doc["verified"] == true
+		var err error
+		doc, err = publicVerify(home, "chain")
+		return err == nil && doc.Verified
 	})
-	ver := doc["versions"].([]any)[0].(map[string]any)
-	if ver["onchain_state_hash"] != v1["state_hash"] || ver["match"] != true || ver["tx_hash"] == nil {
-		t.Fatalf("verify = %v", doc)
+	ver := doc.Versions[0]
+	if ver.OnchainStateHash != v1.StateHash || !ver.Match || ver.TxHash == "" {
+		t.Fatalf("verify = %+v", doc)
 	}
-	if strings.Contains(doc["project_id"].(string), "chain") || doc["chain"] == nil {
-		t.Fatalf("verify document: %v", doc)
+	if strings.Contains(doc.ProjectID, "chain") || doc.ProjectID == "" || doc.Chain == nil {
+		t.Fatalf("verify document: %+v", doc)
 	}
 	// The chain answers as soon as the transaction is mined; home's record
 	// of it (and its counter) follow.
 	Eventually(t, syncTimeout, "home's anchor record in the state and the metrics", func() bool {
-		st, sv := home.Do("GET", "/v1/project/chain/state", nil)
-		a, _ := sv["anchor"].(map[string]any)
+		sv, err := Call(home, app.ProjectStateGet, app.ProjectName{Project: "chain"})
 		_, m := home.DoRaw("GET", "/metrics")
-		return st == 200 && a["status"] == "anchored" && a["tx_hash"] != nil && strings.Contains(m, "crow_anchor_states_total 1")
+		return err == nil && sv.Anchor.Status == "anchored" && sv.Anchor.TxHash != "" && strings.Contains(m, "crow_anchor_states_total 1")
 	})
-	if st, one := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || one["verified"] != true {
-		t.Fatalf("state anchor = %d %v", st, one)
+	if one, err := publicAnchor(home, "chain", 1); err != nil || !one.Verified {
+		t.Fatalf("state anchor = %+v %v", one, err)
 	}
-	if st, _ := publicGet(t, home, "/v1/project/chain/state/anchor?version=7"); st != 404 {
-		t.Fatalf("an unknown version = %d", st)
+	if _, err := publicAnchor(home, "chain", 7); client.StatusOf(err) != 404 {
+		t.Fatalf("an unknown version: %v (status %d)", err, client.StatusOf(err))
 	}
 	Eventually(t, syncTimeout, "the laptop to see home's anchor record", func() bool {
-		st, d := publicGet(t, laptop, "/v1/verify/chain")
-		if st != 200 {
+		d, err := publicVerify(laptop, "chain")
+		if err != nil {
 			return false
 		}
-		vs := d["versions"].([]any)
-		return len(vs) == 1 && vs[0].(map[string]any)["status"] == "unverified" && vs[0].(map[string]any)["match"] == true
+		return len(d.Versions) == 1 && d.Versions[0].Status == "unverified" && d.Versions[0].Match
 	})
 
 	// The CLI: crow verify (local, and another gateway by URL), crow state.
@@ -142,7 +153,7 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 	if out := laptop.MustCLI("verify", "chain", "--url", home.URL()); !strings.Contains(out, "anchored") || !strings.Contains(out, "chain 1337") {
 		t.Fatalf("crow verify --url:\n%s", out)
 	}
-	if out := laptop.MustCLI("state", "show", "chain"); !strings.Contains(out, v1["state_hash"].(string)) {
+	if out := laptop.MustCLI("state", "show", "chain"); v1.StateHash == "" || !strings.Contains(out, v1.StateHash) {
 		t.Fatalf("crow state show:\n%s", out)
 	}
 	opsFile := filepath.Join(t.TempDir(), "ops.json")
@@ -156,16 +167,16 @@ func TestAnchoringAndPublicVerify(t *testing.T) {
 	home.Start()
 	// The chain kept version 1 (persisted); version 2, made just before the
 	// stop, may have been anchored before it or is anchored now.
-	if st, d := publicGet(t, home, "/v1/project/chain/state/anchor?version=1"); st != 200 || d["verified"] != true {
-		t.Fatalf("version 1 after a restart of home: %d %v", st, d)
+	if d, err := publicAnchor(home, "chain", 1); err != nil || !d.Verified {
+		t.Fatalf("version 1 after a restart of home: %+v %v", d, err)
 	}
 	Eventually(t, syncTimeout, "every version anchored after the restart", func() bool {
-		st, d := publicGet(t, home, "/v1/verify/chain")
-		return st == 200 && d["verified"] == true
+		d, err := publicVerify(home, "chain")
+		return err == nil && d.Verified
 	})
-	consolidate(home, map[string]any{"op": "set_phase", "phase": "anchored"})
+	consolidate(home, `{"op": "set_phase", "phase": "anchored"}`)
 	Eventually(t, syncTimeout, "version 3 anchored after the restart", func() bool {
-		st, d := publicGet(t, home, "/v1/verify/chain")
-		return st == 200 && d["verified"] == true && len(d["versions"].([]any)) == 3
+		d, err := publicVerify(home, "chain")
+		return err == nil && d.Verified && len(d.Versions) == 3
 	})
 }

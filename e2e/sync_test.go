@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
+
 	"github.com/crow-sync/crow/sync/transport"
 )
 
@@ -35,48 +38,49 @@ func cluster(t testing.TB, sats ...string) (*Daemon, []*Daemon) {
 }
 
 // feedLengths returns, by instance id, the length of every feed d holds.
-func feedLengths(d *Daemon) map[string]float64 {
+func feedLengths(d *Daemon) map[string]uint64 {
 	d.t.Helper()
-	st, body := d.Do("GET", "/v1/sync/status", nil)
-	if st != 200 {
-		d.t.Fatalf("%s: sync status = %d %v", d.Name, st, body)
-	}
-	out := map[string]float64{}
-	feeds, _ := body["feeds"].([]any)
-	for _, f := range feeds {
-		m := f.(map[string]any)
-		id, _ := m["instance_id"].(string)
+	out := map[string]uint64{}
+	for _, f := range Must(d, app.SyncStatusOp, app.NoInput{}).Feeds {
+		id := f.InstanceID
 		if id == "" {
-			id = "key:" + m["feed"].(string)
+			id = "key:" + f.Feed
 		}
-		out[id] = m["length"].(float64)
+		out[id] = f.Length
 	}
 	return out
 }
 
 // received sums entries_received over d's peers (since d's last start).
-func received(d *Daemon) float64 {
+func received(d *Daemon) uint64 {
 	d.t.Helper()
-	_, body := d.Do("GET", "/v1/sync/status", nil)
-	var n float64
-	peers, _ := body["peers"].([]any)
-	for _, p := range peers {
-		n += p.(map[string]any)["entries_received"].(float64)
+	var n uint64
+	for _, p := range Must(d, app.SyncStatusOp, app.NoInput{}).Peers {
+		n += p.EntriesReceived
 	}
 	return n
 }
 
+// health is d's public /health document, read without a key.
+func health(d *Daemon) app.Health {
+	d.t.Helper()
+	h, err := CallKey(d, "", app.InstanceHealth, app.HealthIn{})
+	if err != nil {
+		d.t.Fatalf("%s: /health: %v", d.Name, err)
+	}
+	return h
+}
+
 func instanceID(d *Daemon) string {
 	d.t.Helper()
-	_, body := d.DoKey("", "GET", "/health", nil)
-	return body["instance_id"].(string)
+	return health(d).InstanceID
 }
 
 func writeN(t *testing.T, d *Daemon, n int, tag string) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if st, body := d.Do("POST", "/v1/memory", map[string]any{"content": fmt.Sprintf("%s note %d", tag, i)}); st != 201 {
-			t.Fatalf("%s: write: %d %v", d.Name, st, body)
+		if _, err := Call(d, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("%s note %d", tag, i)}); err != nil {
+			t.Fatalf("%s: write: %v", d.Name, err)
 		}
 	}
 }
@@ -85,13 +89,12 @@ func writeN(t *testing.T, d *Daemon, n int, tag string) {
 // home, and the feeds have converged (so nothing more is on its way).
 func settled(n int, ds ...*Daemon) bool {
 	for _, d := range ds {
-		_, body := d.Do("GET", "/v1/memories/list?limit=1000", nil)
-		ms, _ := body["memories"].([]any)
-		if len(ms) != n {
+		page, err := Call(d, app.MemoryList, app.MemoryListIn{Limit: 1000})
+		if err != nil || len(page.Memories) != n {
 			return false
 		}
-		for _, m := range ms {
-			if m.(map[string]any)["number"] == nil {
+		for _, m := range page.Memories {
+			if m.Number == nil {
 				return false
 			}
 		}
@@ -102,7 +105,7 @@ func settled(n int, ds ...*Daemon) bool {
 // converged reports whether every daemon holds every other's feed at the
 // length its author has.
 func converged(ds ...*Daemon) bool {
-	own := map[string]float64{}
+	own := map[string]uint64{}
 	for _, d := range ds {
 		own[instanceID(d)] = feedLengths(d)[instanceID(d)]
 	}
@@ -170,7 +173,7 @@ func TestOfflineSatelliteCatchesUpWithOnlyNewEntries(t *testing.T) {
 
 	b.Start()
 	Eventually(t, syncTimeout, "vps to catch up", func() bool { return settled(38, home, a, b) })
-	var newEntries float64
+	var newEntries uint64
 	for id, n := range feedLengths(b) {
 		newEntries += n - before[id]
 	}
@@ -205,24 +208,21 @@ func TestForeignIdentityRefused(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "another identity") {
 		t.Fatalf("registering a foreign instance: err=%v stderr=%q", err, errOut)
 	}
-	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": stranger.URL()}); st != 403 {
-		t.Fatalf("POST /v1/instances foreign = %d %v, want 403", st, body)
+	if _, err := Call(home, app.InstancesRegister, app.RegisterIn{GatewayURL: stranger.URL()}); client.StatusOf(err) != 403 || client.KindOf(err) != app.KindForbidden {
+		t.Fatalf("POST /v1/instances foreign: %v (status %d), want 403", err, client.StatusOf(err))
 	}
-	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": "ftp://x"}); st != 400 {
-		t.Fatalf("POST /v1/instances bad URL = %d %v, want 400", st, body)
+	if _, err := Call(home, app.InstancesRegister, app.RegisterIn{GatewayURL: "ftp://x"}); client.StatusOf(err) != 400 || client.KindOf(err) != app.KindInvalid {
+		t.Fatalf("POST /v1/instances bad URL: %v (status %d), want 400", err, client.StatusOf(err))
 	}
 
 	// The gater: a libp2p peer with a key home never registered cannot connect.
-	_, h := home.DoKey("", "GET", "/health", nil)
-	pub, _ := hex.DecodeString(h["public_key"].(string))
+	h := health(home)
+	pub, _ := hex.DecodeString(h.PublicKey)
 	homePeer, err := transport.PeerIDFromPublicKey(ed25519.PublicKey(pub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var addrs []string
-	for _, a := range h["sync_addrs"].([]any) {
-		addrs = append(addrs, a.(string))
-	}
+	addrs := h.SyncAddrs
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	intruder, err := transport.NewHost(transport.HostConfig{
 		Key: key, Listen: []string{"/ip4/127.0.0.1/tcp/0"},
@@ -248,9 +248,8 @@ func TestRevokedInstanceDisconnectedAndRefused(t *testing.T) {
 	aID := instanceID(a)
 	home.MustCLI("instance", "revoke", aID)
 	Eventually(t, syncTimeout, "laptop to be disconnected", func() bool {
-		_, body := home.Do("GET", "/v1/sync/status", nil)
-		for _, p := range body["peers"].([]any) {
-			if m := p.(map[string]any); m["instance_id"] == aID && m["connected"] == true {
+		for _, p := range Must(home, app.SyncStatusOp, app.NoInput{}).Peers {
+			if p.InstanceID == aID && p.Connected {
 				return false
 			}
 		}
@@ -260,14 +259,14 @@ func TestRevokedInstanceDisconnectedAndRefused(t *testing.T) {
 	writeN(t, a, 5, "after revoke")
 	time.Sleep(3 * time.Second) // give a refused peer time to (fail to) deliver
 	if got := feedLengths(home)[aID]; got != held {
-		t.Fatalf("home accepted %v entries from a revoked instance", got-held)
+		t.Fatalf("home accepted %v entries from a revoked instance", int64(got)-int64(held))
 	}
 	if out := home.MustCLI("instance", "list", "--json"); !strings.Contains(out, `"revoked"`) {
 		t.Fatalf("revoked status not listed:\n%s", out)
 	}
 	// A revoked id cannot come back.
-	if st, body := home.Do("POST", "/v1/instances", map[string]any{"gateway_url": a.URL()}); st != 409 {
-		t.Fatalf("re-registering a revoked instance = %d %v, want 409", st, body)
+	if _, err := Call(home, app.InstancesRegister, app.RegisterIn{GatewayURL: a.URL()}); client.StatusOf(err) != 409 || client.KindOf(err) != app.KindConflict {
+		t.Fatalf("re-registering a revoked instance: %v (status %d), want 409", err, client.StatusOf(err))
 	}
 }
 
@@ -310,9 +309,9 @@ func TestRevokedFeedNotTakenThroughARelay(t *testing.T) {
 	heal(home)
 	// vps reconnects to home and offers laptop's feed; give it time to try.
 	Eventually(t, syncTimeout, "home to reconnect to vps", func() bool {
-		_, body := home.Do("GET", "/v1/sync/status", nil)
-		for _, p := range body["peers"].([]any) {
-			if m := p.(map[string]any); m["instance_id"] == instanceID(b) && m["connected"] == true {
+		bID := instanceID(b)
+		for _, p := range Must(home, app.SyncStatusOp, app.NoInput{}).Peers {
+			if p.InstanceID == bID && p.Connected {
 				return true
 			}
 		}
@@ -320,7 +319,7 @@ func TestRevokedFeedNotTakenThroughARelay(t *testing.T) {
 	})
 	time.Sleep(3 * time.Second)
 	if got := feedLengths(home)[aID]; got != held {
-		t.Fatalf("home took %v entries of a revoked instance through a relay", got-held)
+		t.Fatalf("home took %v entries of a revoked instance through a relay", int64(got)-int64(held))
 	}
 }
 
@@ -343,9 +342,8 @@ func TestClonedMachineForkNotifiesOperator(t *testing.T) {
 	a.Stop()
 	writeOffline(clone, "clone") // same key, another history
 	Eventually(t, syncTimeout, "a fork notification on home", func() bool {
-		_, n := home.Do("GET", "/v1/notifications", nil)
-		for _, x := range n["notifications"].([]any) {
-			if x.(map[string]any)["kind"] == "feed_fork" {
+		for _, x := range Must(home, app.NotificationsList, app.PageIn{}).Notifications {
+			if x.Kind == "feed_fork" {
 				return true
 			}
 		}

@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/crow-sync/crow/app"
 
 	"github.com/chromedp/chromedp"
 
@@ -27,48 +30,45 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	home, sats := cluster(t, "laptop")
 	laptop := sats[0]
 	const project, title, statement = "pages", "Static pages", "the web UI is static pages over the REST API"
-	st, m := home.Do("POST", "/v1/memory", map[string]any{"content": "the UI stays static, no build step", "project": project})
-	if st != 201 {
-		t.Fatalf("write: %d %v", st, m)
-	}
-	var number float64
+	id := Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: "the UI stays static, no build step", Project: project}).ID
+	var number uint64
 	Eventually(t, within(), "the memory's number", func() bool {
-		_, got := home.Do("GET", "/v1/memory/"+m["id"].(string), nil)
-		n, ok := got["number"].(float64)
-		number = n
-		return ok
+		got := Must(home, app.MemoryGet, app.MemoryID{ID: id})
+		if got.Number != nil {
+			number = *got.Number
+		}
+		return got.Number != nil
 	})
-	st, v1 := home.Do("POST", "/v1/project/"+project+"/state/ops", map[string]any{"consolidated_until_event": number, "ops": []any{
-		map[string]any{"op": "add_decision", "title": title, "statement": statement, "evidence_memory_ids": []any{number}},
-		map[string]any{"op": "set_phase", "phase": "beta"},
-	}})
-	if st != 200 || v1["version"] != 1.0 || v1["applied_count"] != 2.0 {
-		t.Fatalf("consolidation = %d %v", st, v1)
+	v1, err := Call(home, app.ProjectConsolidate, app.ConsolidateIn{Project: project, ConsolidatedUntilEvent: &number, Ops: ops(
+		fmt.Sprintf(`{"op": "add_decision", "title": %q, "statement": %q, "evidence_memory_ids": [%d]}`, title, statement, number),
+		`{"op": "set_phase", "phase": "beta"}`,
+	)})
+	if err != nil || v1.Version != 1 || v1.AppliedCount != 2 {
+		t.Fatalf("consolidation = %+v %v", v1, err)
 	}
-	hash, _ := v1["state_hash"].(string)
+	hash := v1.StateHash
 	if hash == "" {
-		t.Fatalf("consolidation answered no state hash: %v", v1)
+		t.Fatalf("consolidation answered no state hash: %+v", v1)
 	}
-	var doc map[string]any
+	var doc app.Verification
 	Eventually(t, within(), "version 1 anchored on home (public verify, no key)", func() bool {
-		st, doc = home.DoKey("", "GET", "/v1/verify/"+project, nil)
-		return st == 200 && doc["verified"] == true
+		doc, err = publicVerify(home, project)
+		return err == nil && doc.Verified
 	})
-	if vs, _ := doc["versions"].([]any); len(vs) != 1 || vs[0].(map[string]any)["onchain_state_hash"] != hash || vs[0].(map[string]any)["status"] != "anchored" {
-		t.Fatalf("home's verify document = %v, want version 1 anchored with %s", doc, hash)
+	if vs := doc.Versions; len(vs) != 1 || vs[0].OnchainStateHash != hash || vs[0].Status != "anchored" {
+		t.Fatalf("home's verify document = %+v, want version 1 anchored with %s", doc, hash)
 	}
 	// The laptop's page reads what the laptop holds: wait until version 1
 	// and home's anchor record have replicated to it.
 	Eventually(t, within(), "version 1 and home's anchor record on the laptop", func() bool {
-		if st, v := laptop.Do("GET", "/v1/project/"+project+"/state", nil); st != 200 || v["version"] != 1.0 || v["state_hash"] != hash {
+		if v, err := Call(laptop, app.ProjectStateGet, app.ProjectName{Project: project}); err != nil || v.Version.Version != 1 || v.StateHash != hash {
 			return false
 		}
-		st, d := laptop.DoKey("", "GET", "/v1/verify/"+project, nil)
-		if st != 200 || d["chain"] != nil {
+		d, err := publicVerify(laptop, project)
+		if err != nil || d.Chain != nil {
 			return false
 		}
-		vs, _ := d["versions"].([]any)
-		return len(vs) == 1 && vs[0].(map[string]any)["status"] == "unverified" && vs[0].(map[string]any)["match"] == true
+		return len(d.Versions) == 1 && d.Versions[0].Status == "unverified" && d.Versions[0].Match
 	})
 	t.Logf("anchored and replicated in %s", time.Since(began).Round(time.Millisecond))
 
@@ -86,7 +86,7 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	s.Check("the verdict says verified",
 		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: all 1 version of "+project+" are anchored on chain with matching hashes.")+`)(`+verdict+`)`)
 	s.Check("the chain and the project id are REST's",
-		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(doc["project_id"])+
+		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(doc.ProjectID)+
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('embedded (chain id ')`)
 	s.Check("version 1 anchored, with REST's state hash here and on chain",
 		`(r => r !== null && r.dataset.status === 'anchored' && !r.classList.contains('anchor-error')`+

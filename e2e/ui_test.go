@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/crow-sync/crow/gateway/ui/uitest"
@@ -44,13 +47,9 @@ func newUITab(t *testing.T, execPath, base string, b uitest.Budget) *uitest.Tab 
 // (newest first).
 func unresolvedIDs(d *Daemon) []string {
 	d.t.Helper()
-	st, body := d.Do("GET", "/v1/sync/conflicts?unresolved=true", nil)
-	if st != 200 {
-		d.t.Fatalf("%s: unresolved conflicts = %d %v", d.Name, st, body)
-	}
 	ids := []string{}
-	for _, c := range body["conflicts"].([]any) {
-		ids = append(ids, c.(map[string]any)["id"].(string))
+	for _, c := range Must(d, app.ConflictsList, app.ConflictListIn{Unresolved: ptr(true)}).Conflicts {
+		ids = append(ids, c.ID)
 	}
 	return ids
 }
@@ -66,21 +65,17 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	all := []*Daemon{home, a, b}
 	write := func(text string) string {
 		t.Helper()
-		st, m := home.Do("POST", "/v1/memory", map[string]any{"content": text, "project": "crow"})
-		if st != 201 {
-			t.Fatalf("write: %d %v", st, m)
-		}
-		return m["id"].(string)
+		return Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: text, Project: "crow"}).ID
 	}
 	edit := func(d *Daemon, mid, text string) {
 		t.Helper()
-		if st, body := d.Do("PATCH", "/v1/memory/"+mid, map[string]any{"content": text}); st != 200 {
-			t.Fatalf("%s: patch = %d %v", d.Name, st, body)
+		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: mid, Content: &text}); err != nil {
+			t.Fatalf("%s: patch: %v", d.Name, err)
 		}
 	}
 	contentEverywhere := func(mid, text string) bool {
 		for _, d := range all {
-			if m := memoryOf(d, mid); m == nil || m["content"] != text {
+			if m := memoryOf(d, mid); m == nil || m.Content != text {
 				return false
 			}
 		}
@@ -91,9 +86,8 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 		t.Helper()
 		d.MustCLI("sync", "pause")
 		Eventually(t, within(), d.Name+" to disconnect", func() bool {
-			_, body := d.Do("GET", "/v1/sync/status", nil)
-			for _, p := range body["peers"].([]any) {
-				if p.(map[string]any)["connected"] == true {
+			for _, p := range Must(d, app.SyncStatusOp, app.NoInput{}).Peers {
+				if p.Connected {
 					return false
 				}
 			}
@@ -131,8 +125,8 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 		})
 		for _, id := range ids {
 			if !slices.Contains(before, id) {
-				if c := conflictOn(home, id); c["row_id"] != mid || c["op"] != "update" {
-					t.Fatalf("new conflict %s is not an update of %s: %v", id, mid, c)
+				if c := conflictOn(home, id); c.RowID != mid || c.Op != "update" {
+					t.Fatalf("new conflict %s is not an update of %s: %+v", id, mid, c)
 				}
 				return id
 			}
@@ -159,10 +153,10 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	leftID := conflict(leftMem, 2)
 	restoreID := conflict(restoreMem, 3)
 	restoreRec := conflictOn(home, restoreID)
-	current := restoreRec["winning_data"].(map[string]any)["content"].(string)
-	lost := restoreRec["losing_data"].(map[string]any)["content"].(string)
+	current := contentOf(t, restoreRec.WinningData)
+	lost := contentOf(t, restoreRec.LosingData)
 	if current == lost {
-		t.Fatalf("the conflict's two versions have the same text: %v", restoreRec)
+		t.Fatalf("the conflict's two versions have the same text: %+v", restoreRec)
 	}
 	wantOrder := unresolvedIDs(home)
 	if len(wantOrder) != 3 || wantOrder[0] != restoreID {
@@ -195,8 +189,7 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	s.Check("side by side", `(a => a.length === 2 && a[0].top === a[1].top && a[0].right <= a[1].left)([...document.querySelectorAll('.versions .version')].map(e => e.getBoundingClientRect()))`)
 	s.Check("the diff marks the content changed", `(r => r !== null && r.dataset.change === 'changed')(document.querySelector('#diff tr[data-field="content"]'))`)
 	names := map[string]string{instanceID(home): "home", instanceID(a): "laptop", instanceID(b): "vps"}
-	for side, key := range map[string]string{"current": "winning_instance_id", "overwritten": "losing_instance_id"} {
-		inst := restoreRec[key].(string)
+	for side, inst := range map[string]string{"current": restoreRec.WinningInstanceID, "overwritten": restoreRec.LosingInstanceID} {
 		s.Wait("the "+side+" version's instance named from /v1/instances",
 			`document.querySelector('#version-`+side+` [data-field="instance"]').textContent === `+uitest.JS(names[inst]+" ("+inst+")"))
 	}
@@ -211,7 +204,7 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	s.Check("the detail reads resolved · restored", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('restore').disabled && document.getElementById('keep').disabled`)
 	Eventually(t, within(), "the overwritten text and the restore resolution on every instance", func() bool {
 		for _, d := range all {
-			if c := conflictOn(d, restoreID); c["resolved"] != true || c["resolution"] != "restore" {
+			if c := conflictOn(d, restoreID); !c.Resolved || c.Resolution != "restore" {
 				return false
 			}
 		}
@@ -225,15 +218,15 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	s.Do("click Restore on the stale conflict", chromedp.Click(chromedp.ID("restore")))
 	s.Wait("the 409 message", `(s => !s.hidden && s.className === 'error' && s.textContent.startsWith('Restore refused for memories / ') && s.textContent.includes('stale'))(document.getElementById('status'))`)
 	s.Wait("the stale conflict still listed unresolved, keep offered", uitest.Count(`#conflict-list tbody tr[data-id=`+uitest.JS(staleID)+`]`)+` === 1 && `+uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.getElementById('keep').disabled`)
-	if st, body := home.Do("POST", "/v1/sync/conflicts/"+staleID+"/restore", nil); st != 409 || !strings.Contains(fmt.Sprint(body["error"]), "stale") {
-		t.Errorf("REST restore of the stale conflict = %d %v, want 409 stale", st, body)
+	if _, err := Call(home, app.ConflictsRestore, app.ConflictID{ID: staleID}); client.StatusOf(err) != 409 || !strings.Contains(fmt.Sprint(err), "stale") {
+		t.Errorf("REST restore of the stale conflict: %v (status %d), want 409 stale", err, client.StatusOf(err))
 	}
 	for _, d := range all {
-		if m := memoryOf(d, staleMem); m == nil || m["content"] != "home moved on" {
-			t.Errorf("%s: the refused restore changed the row: %v", d.Name, m)
+		if m := memoryOf(d, staleMem); m == nil || m.Content != "home moved on" {
+			t.Errorf("%s: the refused restore changed the row: %+v", d.Name, m)
 		}
-		if c := conflictOn(d, staleID); c["resolved"] != false {
-			t.Errorf("%s: the refused restore resolved the conflict: %v", d.Name, c)
+		if c := conflictOn(d, staleID); c.Resolved {
+			t.Errorf("%s: the refused restore resolved the conflict: %+v", d.Name, c)
 		}
 	}
 	s.Clean("after the stale restore")
@@ -255,8 +248,8 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	})
 	for _, d := range all {
 		for _, id := range []string{leftID, staleID} {
-			if c := conflictOn(d, id); c["resolution"] != "keep" {
-				t.Errorf("%s: conflict %s resolution %v, want keep", d.Name, id, c["resolution"])
+			if c := conflictOn(d, id); c.Resolution != "keep" {
+				t.Errorf("%s: conflict %s resolution %v, want keep", d.Name, id, c.Resolution)
 			}
 		}
 	}
@@ -267,30 +260,30 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 
 	// --- The conflict notification, marked read in the page.
 	var noteID string
-	_, n := home.Do("GET", "/v1/notifications", nil)
-	for _, x := range n["notifications"].([]any) {
-		if m := x.(map[string]any); m["kind"] == "sync_conflict" && m["read"] == false {
-			noteID = m["id"].(string)
+	n := Must(home, app.NotificationsList, app.PageIn{})
+	for _, m := range n.Notifications {
+		if m.Kind == "sync_conflict" && !m.Read {
+			noteID = m.ID
 		}
 	}
 	if noteID == "" {
-		t.Fatalf("home has no unread sync_conflict notification: %v", n)
+		t.Fatalf("home has no unread sync_conflict notification: %+v", n)
 	}
-	unreadBefore := n["unread"].(float64)
+	unreadBefore := n.Unread
 	s.Open("/ui/notifications")
 	sel := `#notification-list li[data-id=` + uitest.JS(noteID) + `]`
 	s.Wait("the conflict notification", uitest.Count(sel)+` === 1 && document.querySelector('`+sel+`').classList.contains('unread')`)
 	s.Check("it links the recovery view", `document.querySelector('`+sel+` a').getAttribute('href') === '/ui/conflicts'`)
 	s.Do("click Mark read", chromedp.Click(chromedp.CSS(`button[data-read=`+uitest.JS(noteID)+`]`)))
 	s.Wait("it reads read", `document.querySelector('`+sel+`').classList.contains('read') && !document.querySelector('button[data-read=`+uitest.JS(noteID)+`]')`)
-	_, n = home.Do("GET", "/v1/notifications", nil)
-	for _, x := range n["notifications"].([]any) {
-		if m := x.(map[string]any); m["id"] == noteID && m["read"] != true {
-			t.Errorf("REST: notification %s is not read: %v", noteID, m)
+	n = Must(home, app.NotificationsList, app.PageIn{})
+	for _, m := range n.Notifications {
+		if m.ID == noteID && !m.Read {
+			t.Errorf("REST: notification %s is not read: %+v", noteID, m)
 		}
 	}
-	if n["unread"].(float64) != unreadBefore-1 {
-		t.Errorf("REST: %v unread notifications, want %v", n["unread"], unreadBefore-1)
+	if n.Unread != unreadBefore-1 {
+		t.Errorf("REST: %v unread notifications, want %v", n.Unread, unreadBefore-1)
 	}
 	s.Clean("notifications")
 

@@ -198,13 +198,12 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := r.s.app.RouteTarget(id); err != nil {
 		return nil, err
 	}
+	// The peer's allow-list decides what a peer may call (it refuses, logs
+	// and counts the refusal: crow_federation_peer_requests_total
+	// {outcome="tool_denied"}); the router does not pre-empt it.
 	if r.remote == nil {
 		return nil, app.Invalidf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
 			"call %s with instance_id %q, or call that instance's own gateway", id, self, r.local.tool.Name, self)
-	}
-	if sp := r.local.spec; sp != nil && !r.s.app.PeerMayCall(sp, false) && !sp.HomePeer {
-		return nil, app.Errorf(app.KindForbidden, "%s is not routed to instance %q: instances run it only for their owner, never for peers "+
-			"(peers get the search and read tools); call it with instance_id %q, or on that instance's own gateway", sp.Tool, id, self)
 	}
 	res, err := r.remote.CallTool(ctx, id, r.local.tool.Name, rest)
 	if err != nil {
