@@ -216,7 +216,7 @@ func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 	out := make([]mcpTool, 0, len(tools))
 	for _, t := range tools {
 		rt := t.tool
-		rt.Description = "Routed to the instance named by instance_id. " + t.tool.Description
+		rt.Description = s.routedDescription(t.tool) // routerscope.go: local-only tools say so
 		rt.InputSchema.Properties = maps.Clone(t.tool.InputSchema.Properties)
 		if rt.InputSchema.Properties == nil {
 			rt.InputSchema.Properties = map[string]any{}

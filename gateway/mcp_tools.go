@@ -96,6 +96,7 @@ func memoryNotFound(id string) error {
 func (s *Server) mcpTools() []mcpTool {
 	return []mcpTool{
 		{tool: mcp.NewTool(toolStore,
+			toolTitle("Store a memory"), additiveTool(),
 			mcp.WithDescription("Store a new memory: a fact, decision, preference or note worth keeping across sessions "+
 				"and machines. It is saved durably on this instance and replicates to the user's other instances. "+
 				"Returns the stored memory (its id, content_hash, defaults filled in)."),
@@ -112,6 +113,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpStore},
 
 		{tool: mcp.NewTool(toolSearch,
+			toolTitle("Search memories"), readOnlyTool(),
 			mcp.WithDescription("Full-text search of memories, best match first. Sees every memory stored before the call. "+
 				"Returns {query, results: [memory fields + score]}, plus {instances, partial} when other instances are searched."),
 			mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
@@ -128,17 +130,19 @@ func (s *Server) mcpTools() []mcpTool {
 			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(1000), mcp.DefaultNumber(20),
 				mcp.Description("Maximum number of results, 1-1000; default 20.")),
 			mcp.WithOutputSchema[searchResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpSearch},
 
 		{tool: mcp.NewTool(toolGet,
+			toolTitle("Read a memory"), readOnlyTool(),
 			mcp.WithDescription("Read one memory by id. Returns the memory, with its number and event_hash once the home instance has numbered it."),
 			propMemoryID("Id of the memory."),
 			mcp.WithOutputSchema[memory.Memory](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpGet},
 
 		{tool: mcp.NewTool(toolList,
+			toolTitle("List memories"), readOnlyTool(),
 			mcp.WithDescription("List memories by creation time (newest first by default), optionally filtered. "+
 				"Returns {memories, next_cursor}; pass next_cursor as cursor to get the next page (\"\" means no more)."),
 			propProject("Only memories of this project."),
@@ -151,10 +155,11 @@ func (s *Server) mcpTools() []mcpTool {
 			mcp.WithString("order", mcp.Enum("newest", "oldest"), mcp.DefaultString("newest"),
 				mcp.Description(`"newest" (default) or "oldest" first.`)),
 			mcp.WithOutputSchema[memory.Page](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpList},
 
 		{tool: mcp.NewTool(toolUpdate,
+			toolTitle("Update a memory"),
 			mcp.WithDescription("Change fields of an existing memory; omitted fields stay as they are (give at least one). "+
 				"tags replaces the whole tag list. Returns the memory as stored."),
 			propMemoryID("Id of the memory to change."),
@@ -169,6 +174,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpUpdate},
 
 		{tool: mcp.NewTool(toolDelete,
+			toolTitle("Delete a memory"),
 			mcp.WithDescription("Delete a memory by id, on every instance (the deletion replicates). Returns {id, deleted: true}."),
 			propMemoryID("Id of the memory to delete."),
 			mcp.WithOutputSchema[deleteResponse](),
@@ -176,13 +182,15 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpDelete},
 
 		{tool: mcp.NewTool(toolListInstances,
+			toolTitle("List instances"), readOnlyTool(),
 			mcp.WithDescription("List the user's crow instances (machines): id, name, role (home or satellite), gateway_url, "+
 				"status (online, syncing, offline, unknown, revoked), last_seen. Returns {self: this instance's id, instances}."),
 			mcp.WithOutputSchema[instancesResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpListInstances},
 
 		{tool: mcp.NewTool(toolSummaries,
+			toolTitle("Instance summaries"), readOnlyTool(),
 			mcp.WithDescription("What each instance (machine) holds, to pick which ones to search: per instance its "+
 				"projects with memory counts, memory counts per category, the total, and its health (ok, down, unauthorized, "+
 				"unknown). Other instances' summaries are cached (refreshed hourly, health every 5 minutes); this "+
@@ -190,20 +198,22 @@ func (s *Server) mcpTools() []mcpTool {
 			mcp.WithBoolean("self_only", mcp.DefaultBool(false),
 				mcp.Description("Only this instance's own summary (what peers ask each other for).")),
 			mcpOutputSchema[summariesResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpInstanceSummaries},
 
 		{tool: mcp.NewTool(toolGetState,
+			toolTitle("Read project state"), readOnlyTool(),
 			mcp.WithDescription("Read a project's newest Project State (schema 2): phase, current_focus, decisions, milestones, "+
 				"risks and the other item lists, each item with its evidence_memory_ids and evidence_root, plus state_meta "+
 				"{version, consolidated_until_event, previous_state_hash}, the state_hash, and anchor {status: pending|anchored, "+
 				"onchain_anchor_id, tx_hash, block_number}. Returns the version object."),
 			mcp.WithString("project", mcp.Required(), mcp.MinLength(1), mcp.Description("The project name, as in memories' project field.")),
 			mcpOutputSchema[stateResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpGetProjectState},
 
 		{tool: mcp.NewTool(toolUpdateState,
+			toolTitle("Consolidate project state"), additiveTool(),
 			mcp.WithDescription("Consolidate a project's state: the ops are validated against a closed grammar and applied by a "+
 				"deterministic builder on top of the newest version, on the home instance (a satellite forwards the call). "+
 				"Store the memories first and cite their numbers. Invalid ops come back in rejected with the reason; "+
@@ -218,6 +228,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpUpdateProjectState},
 
 		{tool: mcp.NewTool(toolRegisterInstance,
+			toolTitle("Register an instance"), additiveTool(),
 			mcp.WithDescription("Register another instance of the same user by its gateway URL: its /health is checked and it must "+
 				"prove, by signing a challenge, that it derives from the same master seed. It is then asked to register "+
 				"this instance back. Returns the instance, plus a warning if the peer could not register this one back."),
@@ -228,6 +239,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpRegisterInstance},
 
 		{tool: mcp.NewTool(toolRevokeInstance,
+			toolTitle("Revoke an instance"),
 			mcp.WithDescription("Revoke an instance (a lost or stolen machine): it is refused by replication and federation "+
 				"everywhere and can never rejoin with the same id. This instance cannot revoke itself. Returns the revoked instance."),
 			mcp.WithString("id", mcp.Required(), mcp.MinLength(1),
@@ -237,13 +249,15 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpRevokeInstance},
 
 		{tool: mcp.NewTool(toolSyncStatus,
+			toolTitle("Sync status"), readOnlyTool(),
 			mcp.WithDescription("Replication status of this instance: whether sync is paused, the feeds held here with their "+
 				"lengths, and per peer whether it is connected and how many entries this instance still lacks (lag)."),
 			mcp.WithOutputSchema[syncStatusResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpSyncStatus},
 
 		{tool: mcp.NewTool(toolListConflicts,
+			toolTitle("List sync conflicts"), readOnlyTool(),
 			mcp.WithDescription("List sync conflicts, newest first: rows that two instances changed without seeing each other's "+
 				"edit. Each record has the live (winning) and the overwritten (losing) version with their data, instance ids "+
 				"and lamport timestamps, op (update, delete, insert) and whether it is resolved. Returns {conflicts, next_cursor}. "+
@@ -256,10 +270,11 @@ func (s *Server) mcpTools() []mcpTool {
 				mcp.Description("Page size, 1-1000; default 50.")),
 			mcp.WithString("cursor", mcp.Description("The next_cursor of the previous page; omit for the first page.")),
 			mcpOutputSchema[conflictsResponse](),
-			mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
 		), call: s.mcpListConflicts},
 
 		{tool: mcp.NewTool(toolConflictKeep,
+			toolTitle("Keep the current version"), additiveTool(),
 			mcp.WithDescription("Resolve a sync conflict by keeping the live (winning) version: the overwritten version is "+
 				"dismissed. Nothing in the row changes. The resolution replicates to every instance. Idempotent. "+
 				"Returns the resolved conflict."),
@@ -269,6 +284,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpConflictKeep},
 
 		{tool: mcp.NewTool(toolConflictRestore,
+			toolTitle("Restore the other version"),
 			mcp.WithDescription("Resolve a sync conflict by restoring the overwritten (losing) version: it is written back as "+
 				"a new edit of the row and replicates like any edit. Refused if the row changed since the conflict was "+
 				"recorded (stale: look at the row again, then keep or edit it), for insert collisions (two rows created "+
@@ -280,6 +296,7 @@ func (s *Server) mcpTools() []mcpTool {
 		), call: s.mcpConflictRestore},
 
 		{tool: mcp.NewTool(toolConflictsResolve,
+			toolTitle("Resolve all sync conflicts"), additiveTool(),
 			mcp.WithDescription("Resolve every unresolved sync conflict (optionally of one table) by keeping the live "+
 				"versions. The resolutions replicate. Returns {resolved: how many}."),
 			mcp.WithString("table", mcp.Description(`Only this table's conflicts, e.g. "memories"; omit for all.`)),

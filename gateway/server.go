@@ -111,6 +111,10 @@ type Config struct {
 	// PeerAllowed says which tools a peer may call through /mcp (deny by
 	// default: nil allows none).
 	PeerAllowed func(tool string) bool
+	// RemoteAllowed says which tools other instances run for this one (the
+	// union of their allow-lists); /router/mcp lists the others as local-only
+	// (routerscope.go). Nil: PeerAllowed stands in for it.
+	RemoteAllowed func(tool string) bool
 	// RotateAPIKey writes a new owner API key to the data directory and
 	// returns it (home.Home.RotateAPIKey); POST /v1/apikey/rotate calls it,
 	// then makes Keys accept only the new key.

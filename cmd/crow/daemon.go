@@ -246,6 +246,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 		Consolidated:         kickAnchoring,
 		VerifyPeerToken:      fed.verify,
 		PeerAllowed:          fed.allow.Allowed,
+		RemoteAllowed:        remoteAllowList().Allowed,
 		SyncNode:             node,
 		SyncFeeds:            syncFeeds,
 		SyncPause: func(p bool) {

@@ -81,6 +81,13 @@ func allowList(h *home.Home) federation.AllowList {
 	return federation.NewAllowList(tools...)
 }
 
+// remoteAllowList is the tools some other instance runs for this one (what
+// /router/mcp advertises as routable): every instance's default search and
+// read tools, and the consolidation home takes from satellites.
+func remoteAllowList() federation.AllowList {
+	return federation.NewAllowList(append(federation.DefaultAllowList().Tools(), "update_project_state")...)
+}
+
 // forwardConsolidation sends a consolidation to home over federation.
 func (f *daemonFederation) forwardConsolidation(reg *registry.Registry) gateway.ConsolidateFunc {
 	return func(ctx context.Context, project string, req projects.Request) (projects.Response, error) {
