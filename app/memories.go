@@ -96,7 +96,7 @@ var (
 			Title: "Change a memory", Tag: "memories", Summary: "Change fields of a memory (absent fields are kept)",
 			Description: "Change fields of an existing memory; omitted fields stay as they are (give at least one). " +
 				"tags replaces the whole tag list. Returns the memory as stored.",
-			Idempotent: true},
+			Destructive: true, Idempotent: true},
 		Impl: (*App).memoryUpdate,
 	})
 	MemoryDelete = define(&Def[MemoryID, Deleted]{

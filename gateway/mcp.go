@@ -117,7 +117,7 @@ func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 			continue
 		}
 		rt := t.tool
-		rt.Description = "Routed to the instance named by instance_id. " + t.tool.Description
+		rt.Description = s.routedDescription(t.tool) // routerscope.go: local-only tools say so
 		rt.RawInputSchema = routedSchema(t.tool)
 		rt.InputSchema = mcp.ToolInputSchema{}
 		r := &routedTool{s: s, local: t, remote: remote}

@@ -162,7 +162,7 @@ func opTool(op app.Op) mcp.Tool {
 		Name: sp.Tool, Title: sp.Title, Description: desc,
 		RawInputSchema: in, RawOutputSchema: out,
 		Annotations: mcp.ToolAnnotation{Title: sp.Title, ReadOnlyHint: mcp.ToBoolPtr(sp.ReadOnly),
-			DestructiveHint: mcp.ToBoolPtr(sp.Destructive), IdempotentHint: mcp.ToBoolPtr(sp.Idempotent),
+			DestructiveHint: mcp.ToBoolPtr(sp.Destructive), IdempotentHint: mcp.ToBoolPtr(sp.Idempotent || sp.ReadOnly),
 			OpenWorldHint: mcp.ToBoolPtr(sp.OpenWorld)},
 	}
 }

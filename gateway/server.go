@@ -62,6 +62,11 @@ type Config struct {
 	// PeerAllowed, if set, overrides which tools a peer may call through
 	// /mcp (default: the operations app's table gives peer access).
 	PeerAllowed func(tool string) bool
+	// RemoteAllowed says which tools other instances run for this one (the
+	// union of their allow-lists); /router/mcp lists the others as local-only
+	// (routerscope.go). Nil: the table's peer tools (app.PeerTools), which
+	// the same software on every instance allows.
+	RemoteAllowed func(tool string) bool
 }
 
 // Server is the HTTP gateway.

@@ -21,7 +21,6 @@ import (
 // calling ours.
 type daemonFederation struct {
 	client *federation.Client
-	allow  federation.AllowList
 	verify func(token string) (issuer string, err error)
 }
 
@@ -61,23 +60,11 @@ func newFederation(h *home.Home, reg *registry.Registry, log *slog.Logger) *daem
 			Peers:    peers,
 			Logger:   log.With("component", "federation"),
 		}),
-		allow: allowList(h),
 		verify: func(token string) (string, error) {
 			c, err := federation.Verify(token, h.InstanceID, time.Now(), keyOf)
 			return c.Issuer, err
 		},
 	}
-}
-
-// allowList is the tools peers may call here: the default search and read
-// tools, and on home the consolidation that satellites forward (SPEC §10:
-// only home consolidates; the owner may ask any instance).
-func allowList(h *home.Home) federation.AllowList {
-	tools := federation.DefaultAllowList().Tools()
-	if h.Role == registry.RoleHome {
-		tools = append(tools, "update_project_state")
-	}
-	return federation.NewAllowList(tools...)
 }
 
 // forwardConsolidation sends a consolidation to home over federation.

@@ -1,0 +1,113 @@
+package gateway_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/gateway"
+)
+
+// intended is what each tool does, as its annotations must say: read-only
+// tools change nothing; additive ones write but lose nothing; destructive
+// ones delete, revoke, overwrite or forget.
+type effect int
+
+const (
+	readOnly effect = iota
+	additive
+	destructive
+)
+
+var intendedTools = map[string]effect{
+	"crow_store_memory":                 additive,
+	"crow_search_memories":              readOnly,
+	"crow_get_memory":                   readOnly,
+	"crow_list_memories":                readOnly,
+	"crow_update_memory":                destructive, // replaces the content and fields it is given
+	"crow_delete_memory":                destructive,
+	"crow_list_instances":               readOnly,
+	"crow_register_instance":            additive,
+	"crow_revoke_instance":              destructive,
+	"crow_sync_status":                  readOnly,
+	"crow_list_sync_conflicts":          readOnly,
+	"crow_sync_conflicts_keep_current":  additive, // records a resolution; the live version stays
+	"crow_sync_conflicts_restore_other": destructive,
+	"crow_sync_conflicts_resolve_all":   additive,
+	"crow_instance_summaries":           readOnly,
+	"get_project_state":                 readOnly,
+	"update_project_state":              additive, // a new state version; the old ones stay
+}
+
+// TestToolAnnotationsTellTheTruth walks the tools both endpoints list and
+// checks each against intendedTools: a title, readOnlyHint for reads, no
+// destructiveHint for additive writes (the MCP default is destructive), and
+// destructiveHint for the rest. A tool missing from the table fails: adding a
+// tool means saying what it does.
+func TestToolAnnotationsTellTheTruth(t *testing.T) {
+	env := newGatewayEnv(t)
+	for _, path := range []string{mcpPath, rtrPath} {
+		tools := listTools(t, owner(t, env.url+path))
+		if want := len(toolsOf(path)); len(tools) != want || want > len(intendedTools) {
+			t.Errorf("%s lists %d tools, want %d (the table of intentions has %d)", path, len(tools), want, len(intendedTools))
+		}
+		for name, tl := range tools {
+			want, ok := intendedTools[name]
+			if !ok {
+				t.Errorf("%s: tool %s is not in intendedTools", path, name)
+				continue
+			}
+			a := tl.Annotations
+			if tl.Title == "" || a.Title != tl.Title {
+				t.Errorf("%s %s: title %q, annotations.title %q; want one title in both", path, name, tl.Title, a.Title)
+			}
+			is := func(p *bool) bool { return p != nil && *p }
+			isNot := func(p *bool) bool { return p != nil && !*p }
+			switch want {
+			case readOnly:
+				if !is(a.ReadOnlyHint) || !isNot(a.DestructiveHint) {
+					t.Errorf("%s %s: a read, annotated %+v", path, name, a)
+				}
+			case additive:
+				if !isNot(a.ReadOnlyHint) || !isNot(a.DestructiveHint) {
+					t.Errorf("%s %s: writes but destroys nothing, annotated %+v", path, name, a)
+				}
+			case destructive:
+				if !isNot(a.ReadOnlyHint) || !is(a.DestructiveHint) {
+					t.Errorf("%s %s: destructive, annotated %+v", path, name, a)
+				}
+			}
+		}
+	}
+}
+
+// TestRouterAdvertisesWhatPeersAllow: on /router/mcp, a tool other instances
+// run for this one (Config.RemoteAllowed) is described as routed; every other
+// tool is described, first thing, as local-only with this instance's id.
+func TestRouterAdvertisesWhatPeersAllow(t *testing.T) {
+	remote := map[string]bool{"crow_search_memories": true, "crow_get_memory": true, "update_project_state": true}
+	env := startGateway(t, nil, nil, nil, func(_ *app.Deps, c *gateway.Config) {
+		c.RemoteAllowed = func(tool string) bool { return remote[tool] }
+		c.PeerAllowed = func(string) bool { return false } // this instance's own list does not decide the router's
+	})
+	tools := listTools(t, owner(t, env.url+rtrPath))
+	if len(tools) != len(toolsOf(rtrPath)) {
+		t.Fatalf("the router lists %d tools, want all %d routable ones", len(tools), len(toolsOf(rtrPath)))
+	}
+	for name, tl := range tools {
+		local := strings.HasPrefix(tl.Description, "LOCAL ONLY:") && strings.Contains(tl.Description, `"`+selfID+`"`)
+		routed := strings.HasPrefix(tl.Description, "Routed to the instance named by instance_id")
+		if remote[name] != routed || remote[name] == local {
+			t.Errorf("%s (peers allow it: %v): %q", name, remote[name], tl.Description)
+		}
+	}
+	// Without RemoteAllowed, the instance's own allow-list stands in.
+	env = startGateway(t, nil, nil, nil, func(_ *app.Deps, c *gateway.Config) {
+		c.PeerAllowed = func(tool string) bool { return tool == "crow_sync_status" }
+	})
+	for name, tl := range listTools(t, owner(t, env.url+rtrPath)) {
+		if routed := strings.HasPrefix(tl.Description, "Routed"); routed != (name == "crow_sync_status") {
+			t.Errorf("PeerAllowed only: %s: %q", name, tl.Description)
+		}
+	}
+}
