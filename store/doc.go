@@ -44,7 +44,7 @@
 // under their own prefixes (feed under f/, the others under n/) and refuse store's prefixes
 // (ErrReservedKey). WriteBatch is the non-atomic bulk variant (feed's large writes).
 //
-// DB.Update is the one retry loop: it re-runs fn (up to 10 times) when the commit conflicts,
+// DB.Update is the one retry loop: it re-runs fn (up to 20 times) when the commit conflicts,
 // and returns ErrConflict if it never got through. Because PutRow allocates a q/ sequence
 // number from s/seq, any two transactions that write rows conflict and are serialised: queue
 // order is commit order. After commit Update publishes the new queue head, so the search

@@ -9,8 +9,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// maxAttempts is how often DB.Update runs a transaction that keeps conflicting.
-const maxAttempts = 10
+// maxAttempts is how often DB.Update runs a transaction that keeps conflicting (the
+// apply loop used to retry 20 times, the Writer 10).
+const maxAttempts = 20
 
 // Txn is one transaction on the DB. DB.View and DB.Update pass it to their fn; it is valid
 // only during fn and is not safe for concurrent use.
@@ -35,7 +36,7 @@ func (db *DB) View(fn func(txn *Txn) error) error {
 
 // Update runs fn in a read-write transaction and commits it. If the commit conflicts with
 // another transaction (one that committed a key fn read after fn's transaction started) it
-// re-runs fn in a new transaction, up to 10 times in all, so fn must be safe to re-run and
+// re-runs fn in a new transaction, up to 20 times in all, so fn must be safe to re-run and
 // must not act on the outcome before Update returns. It is the only retry loop over badger's
 // conflicts; everything in store that writes goes through it.
 //
