@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/state"
@@ -153,8 +151,8 @@ func (w *Worker) load() error {
 		return nil
 	}
 	done := map[string]bool{}
-	err := w.cfg.DB.View(func(txn *badger.Txn) error {
-		return w.cfg.DB.ScanTxn(txn, store.TableAnchors, func(r *store.Row) error {
+	err := w.cfg.DB.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableAnchors, func(r *store.Row) error {
 			if !r.Deleted {
 				done[r.RowID] = true
 			}
@@ -188,8 +186,8 @@ type pendingState struct {
 
 func (w *Worker) states(ctx context.Context) error {
 	var pending []pendingState
-	err := w.cfg.DB.View(func(txn *badger.Txn) error {
-		return w.cfg.DB.ScanTxn(txn, store.TableStateVersions, func(r *store.Row) error {
+	err := w.cfg.DB.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableStateVersions, func(r *store.Row) error {
 			if r.Deleted {
 				return nil
 			}
@@ -284,8 +282,8 @@ type pendingMemory struct {
 func (w *Worker) memories(ctx context.Context) error {
 	var pending []pendingMemory
 	key := w.cfg.Seed.MemoryEncryptionKey()
-	err := w.cfg.DB.View(func(txn *badger.Txn) error {
-		return w.cfg.DB.ScanTxn(txn, store.TableMemoryNumbers, func(r *store.Row) error {
+	err := w.cfg.DB.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			if r.Deleted || len(pending) >= w.cfg.MaxMemoriesPerRound || w.done[MemoryRecordID(r.RowID)] {
 				return nil
 			}
@@ -300,7 +298,7 @@ func (w *Worker) memories(ctx context.Context) error {
 			if err != nil {
 				return nil
 			}
-			row, err := w.cfg.DB.GetTxn(txn, store.TableMemories, r.RowID)
+			row, err := txn.GetRow(store.TableMemories, r.RowID)
 			if err != nil || row.Deleted {
 				return nil // deleted before it was anchored: nothing to anchor
 			}

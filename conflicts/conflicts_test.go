@@ -1,12 +1,12 @@
 package conflicts
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 func TestIDOrderIndependentAndDistinct(t *testing.T) {
@@ -62,7 +62,7 @@ func TestPutIdempotentAndNotifyOnce(t *testing.T) {
 		return c
 	}
 	put := func(c *Conflict) (created bool) {
-		err := db.Update(func(txn *badger.Txn) error {
+		err := db.Update(context.Background(), func(txn *store.Txn) error {
 			var err error
 			created, err = s.PutTxn(txn, c)
 			return err
@@ -84,11 +84,11 @@ func TestPutIdempotentAndNotifyOnce(t *testing.T) {
 		t.Fatalf("%d notifications", len(ns))
 	}
 	var row []*Conflict
-	_ = db.View(func(txn *badger.Txn) error { row, err = s.ForRowTxn(txn, "memories", "r1"); return err })
+	_ = db.View(func(txn *store.Txn) error { row, err = s.ForRowTxn(txn, "memories", "r1"); return err })
 	if len(row) != 1 {
 		t.Fatal(len(row))
 	}
-	if err := db.Update(func(txn *badger.Txn) error { return s.DeleteTxn(txn, row[0].ID) }); err != nil {
+	if err := db.Update(context.Background(), func(txn *store.Txn) error { return s.DeleteTxn(txn, row[0].ID) }); err != nil {
 		t.Fatal(err)
 	}
 	if all, _ := s.List(Filter{Unresolved: true}); len(all) != 1 || all[0].RowID != "r2" {

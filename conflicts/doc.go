@@ -15,18 +15,18 @@
 //
 // # The caller's contract
 //
-//  1. The apply loop writes and retracts records inside its own badger
-//     transaction with UpdateRowTxn (or PutTxn, DeleteTxn, RetractTxn one at
-//     a time), reading a row's record ids and vectors with RowIndexTxn (the
-//     full records with ForRowTxn); it commits through its own retry loop
-//     (these writes conflict with MarkRead on the open-notification pointer,
-//     so retry ErrConflict).
+//  1. The apply loop writes and retracts records inside its own store.Txn
+//     with UpdateRowTxn (or PutTxn, DeleteTxn, RetractTxn one at a time),
+//     reading a row's record ids and vectors with RowIndexTxn (the full
+//     records with ForRowTxn); it commits through store.DB.Update, which
+//     re-runs the transaction on conflicts (these writes conflict with
+//     MarkRead on the open-notification pointer).
 //  2. PutTxn raises a notification only when the record is new and no unread
 //     conflict notification exists: one notification per burst of conflicts.
 //  3. Readers use Get, List, Notifications and MarkRead (each its own
 //     transaction). All methods are safe for concurrent use.
 //
-// # Keyspace (prefixes of the shared badger DB owned by this package)
+// # Keyspace (prefixes of the shared store DB owned by this package)
 //
 //	n/conflicts/c/<id>                         Conflict JSON
 //	n/conflicts/r/<table>/<row_id>             the row's record ids and vectors, sorted by id

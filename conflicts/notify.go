@@ -2,14 +2,14 @@ package conflicts
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	"github.com/crow-sync/crow/store"
 )
 
 // Notification kinds, priorities and the views they link to.
@@ -44,7 +44,7 @@ var (
 func noteKey(id string) []byte { return append(append([]byte(nil), prefixNote...), id...) }
 
 // raiseTxn creates the conflict notification for c unless an unread one exists.
-func (s *Store) raiseTxn(txn *badger.Txn, c *Conflict) error {
+func (s *Store) raiseTxn(txn *store.Txn, c *Conflict) error {
 	return s.raiseKindTxn(txn, Notification{
 		Kind: KindSyncConflict, Priority: PriorityHigh,
 		Title: "Sync conflicts need review",
@@ -57,7 +57,7 @@ func (s *Store) raiseTxn(txn *badger.Txn, c *Conflict) error {
 // Raise records a high-priority notification of kind unless an unread one of
 // that kind exists (one notification per burst, as for conflicts).
 func (s *Store) Raise(kind, title, body, link string) error {
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
 		return s.raiseKindTxn(txn, Notification{Kind: kind, Priority: PriorityHigh, Title: title, Body: body, Link: link})
 	})
 	if err != nil {
@@ -68,30 +68,23 @@ func (s *Store) Raise(kind, title, body, link string) error {
 
 // raiseKindTxn stores n (its ID and CreatedAt assigned here) unless an unread
 // notification of n.Kind exists.
-func (s *Store) raiseKindTxn(txn *badger.Txn, n Notification) error {
+func (s *Store) raiseKindTxn(txn *store.Txn, n Notification) error {
 	open := []byte(prefixOpen + n.Kind)
-	_, err := txn.Get(open)
-	if err == nil {
-		return nil // an unread notification already covers this burst
-	}
-	if !errors.Is(err, badger.ErrKeyNotFound) {
+	_, covered, err := txn.Get(open)
+	if err != nil {
 		return fmt.Errorf("reading open notification: %w", err)
 	}
+	if covered {
+		return nil // an unread notification already covers this burst
+	}
 	var seq uint64
-	item, err := txn.Get(keyNoteSeq)
-	switch {
-	case err == nil:
-		if err := item.Value(func(b []byte) error {
-			if len(b) != 8 {
-				return fmt.Errorf("bad length %d", len(b))
-			}
-			seq = binary.BigEndian.Uint64(b)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("reading notification seq: %w", err)
-		}
-	case !errors.Is(err, badger.ErrKeyNotFound):
+	switch b, ok, err := txn.Get(keyNoteSeq); {
+	case err != nil:
 		return fmt.Errorf("reading notification seq: %w", err)
+	case ok && len(b) != 8:
+		return fmt.Errorf("reading notification seq: bad length %d", len(b))
+	case ok:
+		seq = binary.BigEndian.Uint64(b)
 	}
 	seq++
 	n.ID, n.CreatedAt = fmt.Sprintf("%016x", seq), s.now().UTC()
@@ -114,19 +107,15 @@ func (s *Store) raiseKindTxn(txn *badger.Txn, n Notification) error {
 // Notifications returns every notification, newest first.
 func (s *Store) Notifications() ([]Notification, error) {
 	var out []Notification
-	err := s.db.View(func(txn *badger.Txn) error {
-		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixNote
-		it := txn.NewIterator(io)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+	err := s.db.View(func(txn *store.Txn) error {
+		return txn.Iterate(prefixNote, nil, func(k, v []byte) error {
 			var n Notification
-			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &n) }); err != nil {
-				return fmt.Errorf("decoding notification %s: %w", it.Item().Key(), err)
+			if err := json.Unmarshal(v, &n); err != nil {
+				return fmt.Errorf("decoding notification %s: %w", k, err)
 			}
 			out = append(out, n)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing notifications: %w", err)
@@ -139,37 +128,33 @@ func (s *Store) Notifications() ([]Notification, error) {
 // notification is read, the next new conflict raises a new one. It returns
 // ErrNotFound for an unknown id.
 func (s *Store) MarkRead(id string) error {
-	err := s.db.Update(func(txn *badger.Txn) error {
-		item, err := txn.Get(noteKey(id))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("notification %s: %w", id, ErrNotFound)
-		}
+	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
+		b, ok, err := txn.Get(noteKey(id))
 		if err != nil {
 			return err
 		}
+		if !ok {
+			return fmt.Errorf("notification %s: %w", id, ErrNotFound)
+		}
 		var n Notification
-		if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &n) }); err != nil {
+		if err := json.Unmarshal(b, &n); err != nil {
 			return fmt.Errorf("decoding notification %s: %w", id, err)
 		}
 		open := []byte(prefixOpen + n.Kind)
-		if item, err := txn.Get(open); err == nil {
-			var cur []byte
-			if cur, err = item.ValueCopy(nil); err != nil {
+		cur, ok, err := txn.Get(open)
+		if err != nil {
+			return err
+		}
+		if ok && string(cur) == id {
+			if err := txn.Delete(open); err != nil {
 				return err
 			}
-			if string(cur) == id {
-				if err := txn.Delete(open); err != nil {
-					return err
-				}
-			}
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return err
 		}
 		if n.Read {
 			return nil
 		}
 		n.Read = true
-		b, err := json.Marshal(n)
+		b, err = json.Marshal(n)
 		if err != nil {
 			return err
 		}

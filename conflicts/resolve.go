@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/store"
 )
 
@@ -57,8 +55,8 @@ type resolution struct {
 
 // joinTxn sets c's resolution fields from its sync_conflicts row, if any.
 // Records are local derived state; resolutions are the synced part.
-func (s *Store) joinTxn(txn *badger.Txn, c *Conflict) error {
-	row, err := s.db.GetTxn(txn, store.TableSyncConflicts, c.ID)
+func (s *Store) joinTxn(txn *store.Txn, c *Conflict) error {
+	row, err := txn.GetRow(store.TableSyncConflicts, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
@@ -31,7 +30,7 @@ func seed(t *testing.T, env *storetest.Env, st *conflicts.Store, rowID string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.DB.Update(func(txn *badger.Txn) error { _, err := st.PutTxn(txn, c); return err }); err != nil {
+	if err := env.DB.Update(ctx, func(txn *store.Txn) error { _, err := st.PutTxn(txn, c); return err }); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -1,6 +1,7 @@
 package conflicts
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 func TestRowIndexCodec(t *testing.T) {
@@ -80,7 +80,7 @@ func TestUpdateRowTxnAgainstModel(t *testing.T) {
 			}
 		}
 		created := 0
-		err := db.Update(func(txn *badger.Txn) error {
+		err := db.Update(context.Background(), func(txn *store.Txn) error {
 			if step%2 == 0 {
 				var err error
 				created, err = s.UpdateRowTxn(txn, "memories", "r1", retract, create)
@@ -110,7 +110,7 @@ func TestUpdateRowTxnAgainstModel(t *testing.T) {
 		}
 		var idx []RowRecord
 		var recs []*Conflict
-		if err := db.View(func(txn *badger.Txn) error {
+		if err := db.View(func(txn *store.Txn) error {
 			var err error
 			if idx, err = s.RowIndexTxn(txn, "memories", "r1"); err != nil {
 				return err
@@ -165,7 +165,7 @@ func TestLegacyRowIndex(t *testing.T) {
 	ids := []string{c1.ID, c2.ID}
 	slices.Sort(ids)
 	legacy, _ := json.Marshal(ids)
-	if err := db.Update(func(txn *badger.Txn) error {
+	if err := db.Update(context.Background(), func(txn *store.Txn) error {
 		for _, c := range []*Conflict{c1, c2} {
 			if _, err := s.PutTxn(txn, c); err != nil {
 				return err
@@ -184,7 +184,7 @@ func TestLegacyRowIndex(t *testing.T) {
 			return 1
 		})
 		var idx []RowRecord
-		if err := db.View(func(txn *badger.Txn) error {
+		if err := db.View(func(txn *store.Txn) error {
 			var err error
 			idx, err = s.RowIndexTxn(txn, "memories", "r1")
 			return err
@@ -201,24 +201,22 @@ func TestLegacyRowIndex(t *testing.T) {
 		}
 	}
 	check(c1, c2)
-	if err := db.Update(func(txn *badger.Txn) error {
+	if err := db.Update(context.Background(), func(txn *store.Txn) error {
 		_, err := s.UpdateRowTxn(txn, "memories", "r1", []string{c1.ID}, []*Conflict{c3})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	check(c2, c3)
-	if err := db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(rowKey("memories", "r1"))
+	if err := db.View(func(txn *store.Txn) error {
+		b, _, err := txn.Get(rowKey("memories", "r1"))
 		if err != nil {
 			return err
 		}
-		return item.Value(func(b []byte) error {
-			if b[0] != rowIndexV1 {
-				t.Fatalf("index not rewritten in binary form: %q", b)
-			}
-			return nil
-		})
+		if len(b) == 0 || b[0] != rowIndexV1 {
+			t.Fatalf("index not rewritten in binary form: %q", b)
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}

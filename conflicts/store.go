@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 var (
@@ -88,23 +87,22 @@ func decodeRowIndex(b []byte) ([]RowRecord, error) {
 // rowIndexTxn reads a row's record index, sorted by id (one key: no
 // iterator, which in a read-write transaction would sort all its pending
 // writes).
-func (s *Store) rowIndexTxn(txn *badger.Txn, table, rowID string) ([]RowRecord, error) {
-	item, err := txn.Get(rowKey(table, rowID))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, nil
-	}
+func (s *Store) rowIndexTxn(txn *store.Txn, table, rowID string) ([]RowRecord, error) {
+	b, ok, err := txn.Get(rowKey(table, rowID))
 	if err != nil {
 		return nil, fmt.Errorf("reading conflicts of %s/%s: %w", table, rowID, err)
 	}
+	if !ok {
+		return nil, nil
+	}
 	var recs []RowRecord
 	var ids []string
-	if err := item.Value(func(b []byte) error {
-		if len(b) > 0 && b[0] == '[' {
-			return json.Unmarshal(b, &ids)
-		}
+	if len(b) > 0 && b[0] == '[' {
+		err = json.Unmarshal(b, &ids)
+	} else {
 		recs, err = decodeRowIndex(b)
-		return err
-	}); err != nil {
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decoding conflicts of %s/%s: %w", table, rowID, err)
 	}
 	if ids != nil { // legacy form: the vectors are in the records
@@ -120,7 +118,7 @@ func (s *Store) rowIndexTxn(txn *badger.Txn, table, rowID string) ([]RowRecord, 
 	return recs, nil
 }
 
-func setRowIndexTxn(txn *badger.Txn, table, rowID string, recs []RowRecord) error {
+func setRowIndexTxn(txn *store.Txn, table, rowID string, recs []RowRecord) error {
 	var err error
 	if len(recs) == 0 {
 		err = txn.Delete(rowKey(table, rowID))
@@ -138,7 +136,7 @@ func findRecord(recs []RowRecord, id string) (int, bool) {
 }
 
 // Store reads and writes conflict records and notifications in the instance's
-// badger database. It is safe for concurrent use.
+// store database. It is safe for concurrent use.
 type Store struct {
 	db  *store.DB
 	now func() time.Time
@@ -158,7 +156,7 @@ func NewStore(db *store.DB, now func() time.Time) *Store {
 // must be the derived id (New sets it); CreatedAt is stamped if zero. For a
 // new record it raises the conflict notification if none is unread. It
 // reports whether the record was created.
-func (s *Store) PutTxn(txn *badger.Txn, c *Conflict) (created bool, err error) {
+func (s *Store) PutTxn(txn *store.Txn, c *Conflict) (created bool, err error) {
 	if c.ID == "" || c.TableName == "" || c.RowID == "" {
 		return false, errors.New("putting conflict: missing id, table or row id")
 	}
@@ -171,7 +169,7 @@ func (s *Store) PutTxn(txn *badger.Txn, c *Conflict) (created bool, err error) {
 // table/rowID), inside txn, reading and writing the row index once. It is
 // RetractTxn for each of retract then PutTxn for each of create, and returns
 // how many records it created.
-func (s *Store) UpdateRowTxn(txn *badger.Txn, table, rowID string, retract []string, create []*Conflict) (created int, err error) {
+func (s *Store) UpdateRowTxn(txn *store.Txn, table, rowID string, retract []string, create []*Conflict) (created int, err error) {
 	for _, c := range create {
 		if c.ID == "" || c.TableName != table || c.RowID != rowID {
 			return 0, fmt.Errorf("putting conflict %q: missing id, or not a record of %s/%s", c.ID, table, rowID)
@@ -193,12 +191,12 @@ func (s *Store) UpdateRowTxn(txn *badger.Txn, table, rowID string, retract []str
 	}
 	var first *Conflict
 	for _, c := range create {
-		_, err = txn.Get(conflictKey(c.ID))
-		if err == nil {
-			continue // exists: kept as it is
-		}
-		if !errors.Is(err, badger.ErrKeyNotFound) {
+		_, exists, err := txn.Get(conflictKey(c.ID))
+		if err != nil {
 			return 0, fmt.Errorf("reading conflict %s: %w", c.ID, err)
+		}
+		if exists {
+			continue // kept as it is
 		}
 		if c.CreatedAt.IsZero() {
 			c.CreatedAt = s.now().UTC()
@@ -237,7 +235,7 @@ func (s *Store) UpdateRowTxn(txn *badger.Txn, table, rowID string, retract []str
 // DeleteTxn removes the record id and its row index entry inside txn (the
 // apply loop retracts a record superseded by a newer pair). A missing id is
 // not an error.
-func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
+func (s *Store) DeleteTxn(txn *store.Txn, id string) error {
 	c, err := s.GetTxn(txn, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -250,22 +248,22 @@ func (s *Store) DeleteTxn(txn *badger.Txn, id string) error {
 
 // RetractTxn is DeleteTxn for a record c already read in txn (ForRowTxn):
 // it removes it and its row index entry without reading it again.
-func (s *Store) RetractTxn(txn *badger.Txn, c *Conflict) error {
+func (s *Store) RetractTxn(txn *store.Txn, c *Conflict) error {
 	_, err := s.UpdateRowTxn(txn, c.TableName, c.RowID, []string{c.ID}, nil)
 	return err
 }
 
 // GetTxn reads the record id inside txn, or ErrNotFound.
-func (s *Store) GetTxn(txn *badger.Txn, id string) (*Conflict, error) {
-	item, err := txn.Get(conflictKey(id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, fmt.Errorf("conflict %s: %w", id, ErrNotFound)
-	}
+func (s *Store) GetTxn(txn *store.Txn, id string) (*Conflict, error) {
+	b, ok, err := txn.Get(conflictKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading conflict %s: %w", id, err)
 	}
+	if !ok {
+		return nil, fmt.Errorf("conflict %s: %w", id, ErrNotFound)
+	}
 	c := new(Conflict)
-	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, c) }); err != nil {
+	if err := json.Unmarshal(b, c); err != nil {
 		return nil, fmt.Errorf("decoding conflict %s: %w", id, err)
 	}
 	return c, nil
@@ -274,7 +272,7 @@ func (s *Store) GetTxn(txn *badger.Txn, id string) (*Conflict, error) {
 // Get reads the record id with its resolution, or ErrNotFound.
 func (s *Store) Get(id string) (*Conflict, error) {
 	var c *Conflict
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.db.View(func(txn *store.Txn) error {
 		var err error
 		if c, err = s.GetTxn(txn, id); err != nil {
 			return err
@@ -285,7 +283,7 @@ func (s *Store) Get(id string) (*Conflict, error) {
 }
 
 // ForRowTxn returns the records of one row inside txn, ordered by id.
-func (s *Store) ForRowTxn(txn *badger.Txn, table, rowID string) ([]*Conflict, error) {
+func (s *Store) ForRowTxn(txn *store.Txn, table, rowID string) ([]*Conflict, error) {
 	recs, err := s.rowIndexTxn(txn, table, rowID)
 	if err != nil {
 		return nil, err
@@ -303,7 +301,7 @@ func (s *Store) ForRowTxn(txn *badger.Txn, table, rowID string) ([]*Conflict, er
 
 // RowIndexTxn returns the index of one row's records inside txn, ordered by
 // id: each record's id and vectors, without reading the records.
-func (s *Store) RowIndexTxn(txn *badger.Txn, table, rowID string) ([]RowRecord, error) {
+func (s *Store) RowIndexTxn(txn *store.Txn, table, rowID string) ([]RowRecord, error) {
 	return s.rowIndexTxn(txn, table, rowID)
 }
 
@@ -317,26 +315,22 @@ type Filter struct {
 // List returns the records matching f, newest first (created_at, then id).
 func (s *Store) List(f Filter) ([]Conflict, error) {
 	var out []Conflict
-	err := s.db.View(func(txn *badger.Txn) error {
-		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixConflict
-		it := txn.NewIterator(io)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+	err := s.db.View(func(txn *store.Txn) error {
+		return txn.Iterate(prefixConflict, nil, func(k, v []byte) error {
 			var c Conflict
-			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) }); err != nil {
-				return fmt.Errorf("decoding conflict %s: %w", it.Item().Key(), err)
+			if err := json.Unmarshal(v, &c); err != nil {
+				return fmt.Errorf("decoding conflict %s: %w", k, err)
 			}
 			if err := s.joinTxn(txn, &c); err != nil {
 				return err
 			}
 			if (f.Table != "" && c.TableName != f.Table) || (f.RowID != "" && c.RowID != f.RowID) ||
 				(f.Unresolved && c.Resolved) {
-				continue
+				return nil
 			}
 			out = append(out, c)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing conflicts: %w", err)

@@ -22,12 +22,12 @@ func TestBadgerStageAndReopen(t *testing.T) {
 	db := openBadger(t, dir)
 	rng := rand.New(rand.NewPCG(12, 13))
 	entries := randEntries(rng, 50, 30)
-	l, err := OpenLog(NewBadgerStorage(db), testKey(1))
+	l, err := OpenLog(newBadgerStorage(db), testKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Stage with a row write in the same txn, committed.
-	txn := db.NewTransaction(true)
+	txn := newTxn(db)
 	commit, err := l.Stage(txn, entries[:10])
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestBadgerStageAndReopen(t *testing.T) {
 		t.Fatalf("head %d after commit", l.Head().Length)
 	}
 	// Stage, then abort: nothing changes, in memory or on disk.
-	txn = db.NewTransaction(true)
+	txn = newTxn(db)
 	if _, err := l.Stage(txn, entries[10:20]); err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +58,10 @@ func TestBadgerStageAndReopen(t *testing.T) {
 		t.Fatalf("read past aborted stage: %v", err)
 	}
 	// The next Stage reuses the indexes; the superseded commit panics.
-	txn = db.NewTransaction(true)
+	txn = newTxn(db)
 	stale, _ := l.Stage(txn, entries[10:12])
 	txn.Discard()
-	txn = db.NewTransaction(true)
+	txn = newTxn(db)
 	commit, err = l.Stage(txn, entries[10:20])
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestBadgerStageAndReopen(t *testing.T) {
 
 	db = openBadger(t, dir)
 	defer db.Close()
-	l, err = OpenLog(NewBadgerStorage(db), testKey(1))
+	l, err = OpenLog(newBadgerStorage(db), testKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestBadgerReplica(t *testing.T) {
 	entries := randEntries(rng, 3000, 300)
 	a, _ := OpenLog(NewMemStorage(), testKey(1))
 	a.Append(entries[:1000])
-	st := NewBadgerStorage(db)
+	st := newBadgerStorage(db)
 	st.splitBytes = 64 << 10 // exercise the split write path
 	self := pk(testKey(2))
 	own, _ := OpenLog(st, testKey(2))
@@ -152,7 +152,7 @@ func TestBadgerReplica(t *testing.T) {
 
 	db = openBadger(t, dir)
 	defer db.Close()
-	st = NewBadgerStorage(db)
+	st = newBadgerStorage(db)
 	rs = OpenReplicas(st, self)
 	list, err := rs.List()
 	if err != nil || len(list) != 2 {
@@ -198,7 +198,7 @@ func TestBadgerCrashBeforeState(t *testing.T) {
 	other := randEntries(rng, 100, 50)
 	a, _ := OpenLog(NewMemStorage(), testKey(1))
 	a.Append(entries)
-	st := NewBadgerStorage(db)
+	st := newBadgerStorage(db)
 	rs := OpenReplicas(st, PublicKey{})
 	p, _ := a.Proof(0, 37, 0)
 	if _, err := rs.Apply(p, entries[:37]); err != nil {
@@ -215,7 +215,7 @@ func TestBadgerCrashBeforeState(t *testing.T) {
 	db.Close()
 	db = openBadger(t, dir)
 	defer db.Close()
-	rs = OpenReplicas(NewBadgerStorage(db), PublicKey{})
+	rs = OpenReplicas(newBadgerStorage(db), PublicKey{})
 	s, err := rs.State(a.Key())
 	if err != nil || s.Length != 37 {
 		t.Fatalf("state after crash %+v %v", s, err)
@@ -247,7 +247,7 @@ func TestBadgerTailCache(t *testing.T) {
 	db := openBadger(t, dir)
 	rng := rand.New(rand.NewPCG(3, 4))
 	entries := randEntries(rng, 900, 40)
-	l, err := OpenLog(NewBadgerStorage(db), testKey(1))
+	l, err := OpenLog(newBadgerStorage(db), testKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +263,13 @@ func TestBadgerTailCache(t *testing.T) {
 			}
 		default:
 			if rng.IntN(4) == 0 { // a discarded stage changes nothing
-				txn := db.NewTransaction(true)
+				txn := newTxn(db)
 				if _, err := l.Stage(txn, entries[i:min(len(entries), i+5)]); err != nil {
 					t.Fatal(err)
 				}
 				txn.Discard()
 			}
-			txn := db.NewTransaction(true)
+			txn := newTxn(db)
 			commit, err := l.Stage(txn, es)
 			if err != nil {
 				t.Fatal(err)
@@ -283,7 +283,7 @@ func TestBadgerTailCache(t *testing.T) {
 			reopened = true
 			db.Close()
 			db = openBadger(t, dir)
-			if l, err = OpenLog(NewBadgerStorage(db), testKey(1)); err != nil {
+			if l, err = OpenLog(newBadgerStorage(db), testKey(1)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -294,7 +294,7 @@ func TestBadgerTailCache(t *testing.T) {
 	db.Close()
 	db = openBadger(t, dir)
 	defer db.Close()
-	l, err = OpenLog(NewBadgerStorage(db), testKey(1))
+	l, err = OpenLog(newBadgerStorage(db), testKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"context"
 	"crypto/ed25519"
 	"fmt"
 	"io"
@@ -64,22 +65,27 @@ func badgerBench(sync bool) benchStore {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return NewBadgerStorage(db), func() { db.Close() }
+		return newBadgerStorage(db), func() { db.Close() }
 	}
 }
 
-// daemonBench opens badger with the daemon's options (store.BadgerOptions:
-// 4 KiB value threshold, so full 16-entry chunks go to the value log;
-// 16 MiB memtables; small caches), with or without SyncWrites.
+// daemonBench opens the daemon's store (badger with its options: 4 KiB
+// value threshold, so full 16-entry chunks go to the value log; 16 MiB
+// memtables; small caches; no RSS trimmer), with or without SyncWrites.
 func daemonBench(sync bool) benchStore {
 	return func(b *testing.B) (Storage, func()) {
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		db, err := badger.Open(store.BadgerOptions(b.TempDir(), store.Options{Logger: quiet}).WithSyncWrites(sync))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return NewBadgerStorage(db), func() { db.Close() }
+		db := openDaemonStore(b, sync)
+		return NewKVStorage(db), func() { db.Close() }
 	}
+}
+
+func openDaemonStore(b *testing.B, sync bool) *store.DB {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := store.Open(b.TempDir(), store.Options{Logger: quiet, MappedBudget: -1, NoSyncWrites: !sync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
 
 // benchStores: "badger" is badger.DefaultOptions (the numbers kept since the
@@ -134,32 +140,56 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkStage is the daemon's path: Stage into a badger txn, commit with
-// fsync, advance; badger opened with badger's defaults and with the
-// daemon's options.
+// stageFunc stages entries into a new transaction of its database and
+// commits it, returning the Stage's commit func.
+type stageFunc func(l *Log, entries [][]byte) (func(), error)
+
+// BenchmarkStage is the daemon's path: Stage into a transaction, commit
+// with fsync, advance; badger opened with badger's defaults and the
+// daemon's store.
 func BenchmarkStage(b *testing.B) {
 	entries := benchEntries(1000)
 	for _, s := range []struct {
 		name string
-		mk   benchStore
-	}{{"badger", badgerBench(true)}, {"daemon", daemonBench(true)}} {
+		mk   func(b *testing.B) (Storage, stageFunc, func())
+	}{{"badger", func(b *testing.B) (Storage, stageFunc, func()) {
+		db, err := badger.Open(badger.DefaultOptions(b.TempDir()).WithLogger(nil).WithSyncWrites(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stage := func(l *Log, es [][]byte) (func(), error) {
+			txn := newTxn(db)
+			defer txn.Discard()
+			commit, err := l.Stage(txn, es)
+			if err == nil {
+				err = txn.Commit()
+			}
+			return commit, err
+		}
+		return newBadgerStorage(db), stage, func() { db.Close() }
+	}}, {"daemon", func(b *testing.B) (Storage, stageFunc, func()) {
+		db := openDaemonStore(b, true)
+		stage := func(l *Log, es [][]byte) (commit func(), err error) {
+			err = db.Update(context.Background(), func(txn *store.Txn) error {
+				commit, err = l.Stage(txn, es)
+				return err
+			})
+			return commit, err
+		}
+		return NewKVStorage(db), stage, func() { db.Close() }
+	}}} {
 		for _, batch := range []int{1, 100} {
 			b.Run(fmt.Sprintf("store=%s/batch=%d", s.name, batch), func(b *testing.B) {
-				st, done := s.mk(b)
+				st, stage, done := s.mk(b)
 				defer done()
-				db := st.(*BadgerStorage).DB()
 				l, _ := OpenLog(st, testKey(1))
 				j := 0
 				for b.Loop() {
 					if j+batch > len(entries) {
 						j = 0
 					}
-					txn := db.NewTransaction(true)
-					commit, err := l.Stage(txn, entries[j:j+batch])
+					commit, err := stage(l, entries[j:j+batch])
 					if err != nil {
-						b.Fatal(err)
-					}
-					if err := txn.Commit(); err != nil {
 						b.Fatal(err)
 					}
 					commit()

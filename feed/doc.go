@@ -63,12 +63,14 @@
 //
 // # Storage
 //
-// Storage has an in-memory implementation (MemStorage) and a badger one
-// (BadgerStorage) sharing the daemon's database under keys "f/…" (layout in
-// badgerstore.go): one key per 16 entries, each entry framed with the tree
+// Storage has an in-memory implementation (MemStorage) and a key-value one
+// (KVStorage) over a small KV interface, which the daemon's store.DB
+// implements: feeds share its database under keys "f/…" (layout in
+// kvstorage.go), so a local write stages its feed entries in the row's
+// transaction (Log.Stage). One key per 16 entries, each entry framed with the tree
 // nodes it completed. The author's Log builds its records already framed
 // and remembers the partial chunk at the end of its feed, so an append
 // neither copies its records again nor reads that chunk back. A write
-// larger than one badger transaction is split, with the state (head)
+// larger than one transaction is split, with the state (head)
 // written last, so a crash leaves the previous state.
 package feed

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // Log is the author side of a feed: the instance's own feed, appended to
@@ -145,19 +143,19 @@ func (l *Log) Append(entries [][]byte) (Head, error) {
 // Stage writes entries (in order) into txn and returns a function that must be
 // called after txn commits successfully to advance the in-memory head.
 //
-// The log must use a *BadgerStorage on the database txn belongs to. One
+// The log must use a *KVStorage on the database txn belongs to. One
 // signature covers the batch. Until commit is called the log is unchanged;
 // if txn is discarded, simply drop commit. A later Stage supersedes an
 // uncommitted one: calling the superseded commit panics, because its
 // transaction and the later one wrote the same entry indexes (calling
 // commit after every successful txn.Commit, before the next Stage, rules
 // this out). Zero entries stage nothing and return a no-op commit. A batch
-// too large for one badger transaction fails with badger.ErrTxnTooBig
-// (wrapped); the caller splits it.
-func (l *Log) Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error) {
-	bs, ok := l.st.(*BadgerStorage)
+// too large for one transaction fails with txn's too-large error (wrapped;
+// store.ErrTooLarge in the daemon); the caller splits it.
+func (l *Log) Stage(txn KVTxn, entries [][]byte) (commit func(), err error) {
+	bs, ok := l.st.(*KVStorage)
 	if !ok {
-		return nil, fmt.Errorf("staging into a badger txn: feed storage is %T, not *BadgerStorage", l.st)
+		return nil, fmt.Errorf("staging into a transaction: feed storage is %T, not *KVStorage", l.st)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

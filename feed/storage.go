@@ -42,7 +42,7 @@ func (s *State) unmarshal(b []byte) error {
 }
 
 // Batch is one write to a feed. Storage implementations write Records and
-// Nodes first and State last: if a batch has to be split (badger's
+// Nodes first and State last: if a batch has to be split (the KV's
 // transaction limit), a crash leaves the old State, which ignores records
 // at or beyond its Length and nodes it does not reach.
 type Batch struct {
@@ -54,14 +54,14 @@ type Batch struct {
 	Records [][]byte
 	// Frames, if not nil, holds Records back to back, each framed as
 	// uint32BE(len) ‖ record, and Records alias it. That is the encoding
-	// BadgerStorage keeps (16 records to a key), so it stores slices of
+	// KVStorage keeps (16 records to a key), so it stores slices of
 	// Frames instead of copying the records; other storages ignore it.
 	Frames []byte
 	// Prior, if not nil, is the framed records [Start - Start%16, Start)
 	// already stored: the start of the partial chunk Records continue.
-	// The author's Log keeps it, sparing BadgerStorage a read.
+	// The author's Log keeps it, sparing KVStorage a read.
 	Prior []byte
-	// lastChunk is set by BadgerStorage to the framed records of the
+	// lastChunk is set by KVStorage to the framed records of the
 	// partial chunk the batch ends in (nil if it ends a chunk): the Prior
 	// of the next batch.
 	lastChunk []byte

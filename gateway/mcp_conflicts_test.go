@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/store"
@@ -35,7 +33,7 @@ func seedConflict(t *testing.T, env *gatewayEnv, table, rowID string, op conflic
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = env.db.Update(func(txn *badger.Txn) error {
+	err = env.db.Update(context.Background(), func(txn *store.Txn) error {
 		_, err := env.cs.PutTxn(txn, c)
 		return err
 	})
@@ -183,7 +181,7 @@ func TestRESTConflictRecovery(t *testing.T) {
 		conflicts.Version{InstanceID: live.InstanceID, Lamport: live.LamportTS, VV: live.VV, Data: live.Data},
 		conflicts.Version{InstanceID: "inst-other", Lamport: 1, VV: store.VV{"inst-other": 1}, Deleted: true, Data: live.Data},
 		conflicts.OpDelete)
-	env.db.Update(func(txn *badger.Txn) error { _, err := env.cs.PutTxn(txn, cd); return err })
+	env.db.Update(context.Background(), func(txn *store.Txn) error { _, err := env.cs.PutTxn(txn, cd); return err })
 
 	if code, body := post("/v1/sync/conflicts/nope/keep", ""); code != 404 || body["error"] == nil {
 		t.Fatalf("keep unknown = %d %v", code, body)

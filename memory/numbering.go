@@ -14,7 +14,6 @@ import (
 
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 // Numbering (SPEC §10): the home instance gives every memory it ingests the next number
@@ -233,8 +232,8 @@ func (n *Numberer) recover() error {
 // maxNumber scans memory_numbers for the highest number assigned.
 func (n *Numberer) maxNumber() (uint64, error) {
 	var maxNum uint64
-	err := n.db.View(func(txn *badger.Txn) error {
-		return n.db.ScanTxn(txn, store.TableMemoryNumbers, func(r *store.Row) error {
+	err := n.db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			var nd struct {
 				Number uint64 `json:"number"`
 			}
@@ -283,13 +282,13 @@ type queueRead struct {
 // readQueue reads the q/ entries after the position at one snapshot.
 func (n *Numberer) readQueue() (queueRead, error) {
 	var q queueRead
-	err := n.db.View(func(txn *badger.Txn) error {
+	err := n.db.View(func(txn *store.Txn) error {
 		var err error
-		if q.head, err = n.db.QueueSeqTxn(txn); err != nil || q.head <= n.pos {
+		if q.head, err = txn.QueueSeq(); err != nil || q.head <= n.pos {
 			return err
 		}
 		seen := map[string]bool{}
-		err = n.db.ScanQueueTxn(txn, n.pos+1, queueScan, func(e store.QueueEntry) error {
+		err = txn.ScanQueue(n.pos+1, queueScan, func(e store.QueueEntry) error {
 			if q.last == 0 && e.Seq != n.pos+1 {
 				q.gap = true
 				return errBatchFull
@@ -327,10 +326,10 @@ func (n *Numberer) readQueue() (queueRead, error) {
 
 // candidateTxn returns the assignment for memory id if it is live and not numbered. row, if
 // not nil, is the memory's row as already read in txn.
-func (n *Numberer) candidateTxn(txn *badger.Txn, id string, row *store.Row) (assignment, bool, error) {
+func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assignment, bool, error) {
 	if row == nil {
 		var err error
-		row, err = n.db.GetTxn(txn, store.TableMemories, id)
+		row, err = txn.GetRow(store.TableMemories, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return assignment{}, false, nil
 		}
@@ -341,7 +340,7 @@ func (n *Numberer) candidateTxn(txn *badger.Txn, id string, row *store.Row) (ass
 	if row.Deleted {
 		return assignment{}, false, nil
 	}
-	switch _, err := n.db.GetTxn(txn, store.TableMemoryNumbers, id); {
+	switch _, err := txn.GetRow(store.TableMemoryNumbers, id); {
 	case err == nil:
 		return assignment{}, false, nil // numbered (even if that row were a tombstone)
 	case !errors.Is(err, store.ErrNotFound):
@@ -414,7 +413,7 @@ func (n *Numberer) backfill(ctx context.Context, head uint64) error {
 			return err
 		}
 		var as []assignment
-		err = n.db.View(func(txn *badger.Txn) error {
+		err = n.db.View(func(txn *store.Txn) error {
 			for i := range rows {
 				a, ok, err := n.candidateTxn(txn, rows[i].RowID, &rows[i])
 				if err != nil {

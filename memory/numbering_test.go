@@ -17,7 +17,6 @@ import (
 
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
-	"github.com/dgraph-io/badger/v4"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -148,8 +147,8 @@ func addReplicated(t testing.TB, db *store.DB, origin string, created time.Time,
 	if err != nil {
 		t.Fatal(err)
 	}
-	put := func(txn *badger.Txn) error {
-		b, err := db.BeginBatch(txn)
+	put := func(txn *store.Txn) error {
+		b, err := txn.BeginBatch()
 		if err != nil {
 			return err
 		}
@@ -160,12 +159,8 @@ func addReplicated(t testing.TB, db *store.DB, origin string, created time.Time,
 		}
 		return b.Flush()
 	}
-	for range 100 { // the apply loop retries conflicts with the Writer too
-		if err = db.Update(put); !errors.Is(err, badger.ErrConflict) {
-			break
-		}
-	}
-	if err != nil {
+	// As the apply loop does: Update re-runs put when it conflicts with the Writer.
+	if err := db.Update(context.Background(), put); err != nil {
 		t.Fatal(err)
 	}
 	return d.ID
@@ -175,8 +170,8 @@ func addReplicated(t testing.TB, db *store.DB, origin string, created time.Time,
 func numbersIn(t testing.TB, db *store.DB) map[string]numberRow {
 	t.Helper()
 	out := map[string]numberRow{}
-	err := db.View(func(txn *badger.Txn) error {
-		return db.ScanTxn(txn, store.TableMemoryNumbers, func(r *store.Row) error {
+	err := db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			var nr numberRow
 			if err := json.Unmarshal(r.Data, &nr); err != nil {
 				return err
@@ -196,8 +191,8 @@ func memoriesIn(t testing.TB, db *store.DB) (map[string]rowData, []string) {
 	t.Helper()
 	all := map[string]rowData{}
 	var live []string
-	err := db.View(func(txn *badger.Txn) error {
-		return db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+	err := db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemories, func(r *store.Row) error {
 			var d rowData
 			if err := json.Unmarshal(r.Data, &d); err != nil {
 				return err
@@ -469,8 +464,8 @@ func waitPruned(t testing.TB, db *store.DB, seq uint64) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var first uint64
-		err := db.View(func(txn *badger.Txn) error {
-			return db.ScanQueueTxn(txn, 0, 1, func(e store.QueueEntry) error { first = e.Seq; return nil })
+		err := db.View(func(txn *store.Txn) error {
+			return txn.ScanQueue(0, 1, func(e store.QueueEntry) error { first = e.Seq; return nil })
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -579,8 +574,8 @@ func TestIndexerPruneWhileNumbererLags(t *testing.T) {
 	waitPruned(t, env.DB, pos) // the indexer pruned what both have consumed …
 	head, _ = env.DB.QueueHead()
 	var left []uint64
-	err := env.DB.View(func(txn *badger.Txn) error {
-		return env.DB.ScanQueueTxn(txn, 0, 0, func(e store.QueueEntry) error { left = append(left, e.Seq); return nil })
+	err := env.DB.View(func(txn *store.Txn) error {
+		return txn.ScanQueue(0, 0, func(e store.QueueEntry) error { left = append(left, e.Seq); return nil })
 	})
 	if err != nil {
 		t.Fatal(err)

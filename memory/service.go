@@ -10,7 +10,6 @@ import (
 
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 // Options configures a Service. The zero value is usable.
@@ -258,9 +257,9 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error)
 	}
 	out := make([]Result, 0, len(hits))
 	ms := make([]Memory, 0, len(hits))
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *store.Txn) error {
 		for _, h := range hits {
-			r, err := s.db.GetTxn(txn, store.TableMemories, h.ID)
+			r, err := txn.GetRow(store.TableMemories, h.ID)
 			if errors.Is(err, store.ErrNotFound) {
 				continue
 			}
@@ -299,9 +298,9 @@ func (s *Service) joinNumbers(ms []Memory) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.db.View(func(txn *store.Txn) error {
 		for i := range ms {
-			r, err := s.db.GetTxn(txn, store.TableMemoryNumbers, ms[i].ID)
+			r, err := txn.GetRow(store.TableMemoryNumbers, ms[i].ID)
 			if errors.Is(err, store.ErrNotFound) {
 				continue
 			}
@@ -335,8 +334,8 @@ type Counts struct {
 // Count scans the live memories once and counts them.
 func (s *Service) Count(ctx context.Context) (Counts, error) {
 	c := Counts{Projects: map[string]int{}, Categories: map[string]int{}}
-	err := s.db.View(func(txn *badger.Txn) error {
-		return s.db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+	err := s.db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemories, func(r *store.Row) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

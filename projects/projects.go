@@ -30,8 +30,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
@@ -237,8 +235,8 @@ type numbered struct {
 // is rare next to writes, so no reverse index is kept).
 func (s *Service) evidence() (*evidenceIndex, error) {
 	ix := &evidenceIndex{db: s.db, byNum: map[uint64]numbered{}}
-	err := s.db.View(func(txn *badger.Txn) error {
-		return s.db.ScanTxn(txn, store.TableMemoryNumbers, func(r *store.Row) error {
+	err := s.db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			if r.Deleted {
 				return nil
 			}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/store"
 )
 
@@ -18,7 +16,7 @@ const tableName = "crow_instances"
 // enter a feed, so probes do not replicate or conflict.
 const obsPrefix = "n/registry/obs/"
 
-// StoreTable is the Table of the daemon: the crow_instances rows of the badger
+// StoreTable is the Table of the daemon: the crow_instances rows of the
 // store, written through the store's durable, replicating write path.
 type StoreTable struct {
 	DB     *store.DB
@@ -39,8 +37,8 @@ func (t StoreTable) Get(_ context.Context, id string) (json.RawMessage, error) {
 // List implements Table.
 func (t StoreTable) List(_ context.Context) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	err := t.DB.View(func(txn *badger.Txn) error {
-		return t.DB.ScanTxn(txn, tableName, func(r *store.Row) error {
+	err := t.DB.View(func(txn *store.Txn) error {
+		return txn.ScanRows(tableName, func(r *store.Row) error {
 			if !r.Deleted {
 				out = append(out, append(json.RawMessage(nil), r.Data...))
 			}
@@ -71,24 +69,22 @@ func (t StoreTable) Put(ctx context.Context, id string, insert bool, data json.R
 	return nil
 }
 
-// StoreObservations keeps probe observations in the badger store, outside
+// StoreObservations keeps probe observations in the store (raw keys), outside
 // every synced table.
 type StoreObservations struct{ DB *store.DB }
 
 // Load implements Observations.
 func (o StoreObservations) Load(context.Context) (map[string]Observation, error) {
 	out := map[string]Observation{}
-	err := o.DB.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(obsPrefix), PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+	err := o.DB.View(func(txn *store.Txn) error {
+		return txn.Iterate([]byte(obsPrefix), nil, func(k, v []byte) error {
 			var ob Observation
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &ob) }); err != nil {
+			if err := json.Unmarshal(v, &ob); err != nil {
 				return err
 			}
-			out[string(it.Item().Key()[len(obsPrefix):])] = ob
-		}
-		return nil
+			out[string(k[len(obsPrefix):])] = ob
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading observations: %w", err)
@@ -98,7 +94,7 @@ func (o StoreObservations) Load(context.Context) (map[string]Observation, error)
 
 // Store implements Observations.
 func (o StoreObservations) Store(_ context.Context, obs map[string]Observation) error {
-	wb := o.DB.Badger().NewWriteBatch()
+	wb := o.DB.NewWriteBatch()
 	defer wb.Cancel()
 	for id, ob := range obs {
 		v, err := json.Marshal(ob)

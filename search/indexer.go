@@ -11,7 +11,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 const (
@@ -120,15 +119,15 @@ func (x *Indexer) catchUp() (int, error) {
 	var last uint64
 	n := 0
 	seen := map[string]bool{}
-	err := x.db.View(func(txn *badger.Txn) error {
-		return x.db.ScanQueueTxn(txn, from, catchUpBatch, func(e store.QueueEntry) error {
+	err := x.db.View(func(txn *store.Txn) error {
+		return txn.ScanQueue(from, catchUpBatch, func(e store.QueueEntry) error {
 			n++
 			last = e.Seq
 			if e.Table != store.TableMemories || seen[e.RowID] {
 				return nil
 			}
 			seen[e.RowID] = true
-			row, err := x.db.GetTxn(txn, store.TableMemories, e.RowID)
+			row, err := txn.GetRow(store.TableMemories, e.RowID)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -171,14 +170,14 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 	start := time.Now()
 	var head uint64
 	count := 0
-	err := x.db.View(func(txn *badger.Txn) error {
+	err := x.db.View(func(txn *store.Txn) error {
 		var err error
-		head, err = x.db.QueueSeqTxn(txn)
+		head, err = txn.QueueSeq()
 		if err != nil {
 			return err
 		}
 		b := x.ix.bi.NewBatch()
-		err = x.db.ScanTxn(txn, store.TableMemories, func(r *store.Row) error {
+		err = txn.ScanRows(store.TableMemories, func(r *store.Row) error {
 			if r.Deleted {
 				return nil
 			}

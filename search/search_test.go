@@ -13,7 +13,6 @@ import (
 
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
-	"github.com/dgraph-io/badger/v4"
 )
 
 type mem struct {
@@ -174,8 +173,8 @@ func TestSearchAndFilters(t *testing.T) {
 
 func queueLen(t *testing.T, db *store.DB) int {
 	n := 0
-	err := db.View(func(txn *badger.Txn) error {
-		return db.ScanQueueTxn(txn, 0, 0, func(store.QueueEntry) error { n++; return nil })
+	err := db.View(func(txn *store.Txn) error {
+		return txn.ScanQueue(0, 0, func(store.QueueEntry) error { n++; return nil })
 	})
 	if err != nil {
 		t.Fatal(err)

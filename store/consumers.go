@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,7 +67,8 @@ func (db *DB) SetConsumerPos(name string, seq uint64) error {
 	if err := validConsumer(name); err != nil {
 		return err
 	}
-	err := db.updateRetry(func(txn *badger.Txn) error {
+	_, err := db.update(context.Background(), func(t *Txn) error {
+		txn := t.txn
 		old, ok, err := getUintOK(txn, consumerKey(name))
 		if err != nil {
 			return err
@@ -96,9 +98,9 @@ func (db *DB) DropConsumer(name string) error {
 	if err := validConsumer(name); err != nil {
 		return err
 	}
-	err := db.updateRetry(func(txn *badger.Txn) error {
-		if err := txn.Delete(consumerKey(name)); err != nil {
-			return fmt.Errorf("deleting %s: %w", consumerKey(name), err)
+	_, err := db.update(context.Background(), func(t *Txn) error {
+		if err := t.txn.Delete(consumerKey(name)); err != nil {
+			return fmt.Errorf("deleting %s: %w", consumerKey(name), txnErr(err))
 		}
 		return nil
 	})
@@ -136,19 +138,6 @@ func consumersFloorTxn(txn *badger.Txn) (floor uint64, ok bool, err error) {
 		}
 	}
 	return floor, ok, nil
-}
-
-// updateRetry runs fn in a read-write transaction, retrying it up to 10 times on
-// badger.ErrConflict. Unlike Update it does not publish the queue head (fn writes no rows).
-func (db *DB) updateRetry(fn func(txn *badger.Txn) error) error {
-	var err error
-	for range 10 {
-		err = db.bdb.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) {
-			return err
-		}
-	}
-	return err
 }
 
 // getUintOK is getUint that also reports whether the key exists.

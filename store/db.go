@@ -26,6 +26,9 @@ type Options struct {
 	MemTableSize int64
 	// InMemory runs badger without disk, for tests that do not need durability.
 	InMemory bool
+	// NoSyncWrites commits without fsync, for benchmarks that measure without it; the
+	// daemon never sets it.
+	NoSyncWrites bool
 	// MappedBudget bounds how far this process's resident file-backed memory may grow
 	// (default 32 MiB) before Open's trimmer reclaims the pages of badger's memory-mapped
 	// files (see trimMapped). Negative disables the trimmer.
@@ -71,7 +74,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.MappedBudget == 0 {
 		opts.MappedBudget = 32 << 20
 	}
-	bdb, err := badger.Open(BadgerOptions(dir, opts))
+	bdb, err := badger.Open(badgerOptions(dir, opts))
 	if err != nil {
 		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
 	}
@@ -92,10 +95,8 @@ func Open(dir string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// BadgerOptions returns the badger options Open uses for dir (without the trimmer),
-// so benchmarks of packages sharing the database (feed) can measure the daemon's
-// configuration.
-func BadgerOptions(dir string, opts Options) badger.Options {
+// badgerOptions returns the badger options Open uses for dir.
+func badgerOptions(dir string, opts Options) badger.Options {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -104,7 +105,7 @@ func BadgerOptions(dir string, opts Options) badger.Options {
 	}
 	bo := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
-		WithSyncWrites(true).
+		WithSyncWrites(!opts.NoSyncWrites).
 		WithMemTableSize(opts.MemTableSize).
 		WithNumMemtables(3).
 		WithNumLevelZeroTables(3).
@@ -193,48 +194,8 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// Badger exposes the underlying database for packages that share it (feed). They must keep
-// to their own key prefixes (docs/ARCHITECTURE.md).
-func (db *DB) Badger() *badger.DB { return db.bdb }
-
 // Now returns the DB clock's current time.
 func (db *DB) Now() time.Time { return db.now() }
-
-// View runs fn in a read-only transaction.
-func (db *DB) View(fn func(txn *badger.Txn) error) error { return db.bdb.View(fn) }
-
-// Update runs fn in a read-write transaction and commits it, retrying (re-running fn) up to
-// 10 times on badger.ErrConflict. After a successful commit it publishes the new queue head,
-// so rows written with PutRowTxn reach the search indexer at once.
-func (db *DB) Update(fn func(txn *badger.Txn) error) error {
-	var err error
-	for range 10 {
-		err = db.bdb.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return db.NotifyQueue()
-}
-
-// NotifyQueue re-reads s/seq and wakes queue watchers if it advanced. Call it after committing
-// a raw badger transaction that used PutRowTxn.
-func (db *DB) NotifyQueue() error {
-	var seq uint64
-	err := db.bdb.View(func(txn *badger.Txn) error {
-		var err error
-		seq, err = getUint(txn, keySeq)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("reading queue head: %w", err)
-	}
-	db.publishQueue(seq)
-	return nil
-}
 
 func (db *DB) publishQueue(seq uint64) {
 	db.mu.Lock()
@@ -309,7 +270,7 @@ func getUint(txn *badger.Txn, key []byte) (uint64, error) {
 
 func setUint(txn *badger.Txn, key []byte, v uint64) error {
 	if err := txn.Set(key, binary.BigEndian.AppendUint64(nil, v)); err != nil {
-		return fmt.Errorf("writing %s: %w", key, err)
+		return fmt.Errorf("writing %s: %w", key, txnErr(err))
 	}
 	return nil
 }

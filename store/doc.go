@@ -19,7 +19,8 @@
 // A caller's Write is handed to the one goroutine running Writer.Serve. For every batch of
 // pending writes that goroutine:
 //
-//  1. opens one badger transaction;
+//  1. opens one transaction (through DB.Update's retry loop: a batch that conflicts with
+//     another row writer is re-run from step 2);
 //  2. for each caller, in arrival order, reads each affected row (seeing the rows written by
 //     earlier mutations of the same batch), runs the default op checks and the caller's Check;
 //     a failing caller is answered with its error and drops out without touching the batch;
@@ -28,17 +29,25 @@
 //  4. writes rows, q/ entries, s/lamport, s/seq into the transaction;
 //  5. calls Journal.Stage once with the batch's change records, in order;
 //  6. commits (SyncWrites: fsync) — if that fails every caller gets the error and nothing is
-//     visible;
+//     visible; a batch too large for one transaction is split in two and each half re-run;
 //  7. calls the journal's commit func, publishes the new queue head, then acknowledges callers.
 //
 // So an acknowledged write is durable and is in the feed, and concurrency costs one fsync per
 // batch (group commit), not per write.
 //
-// # Writing rows in your own transaction
+// # Transactions: Txn, View and Update
 //
-// The apply loop and home-written tables use GetTxn, PutRowTxn and the sync_state helpers
-// inside their own transaction. Because PutRowTxn allocates a q/ sequence number from s/seq,
-// any two transactions that write rows conflict (badger.ErrConflict) and are serialised: queue
-// order is commit order. Use DB.Update, which retries conflicts and publishes the queue head
-// after commit; if you commit a raw badger transaction yourself, call DB.NotifyQueue after it.
+// Callers never see badger. DB.View and DB.Update hand their fn a *Txn, store's transaction,
+// valid only during fn. Its row methods (GetRow, PutRow, ScanRows, ScanQueue, ObserveLamport,
+// Applied/SetApplied, BeginBatch) read and write store's keyspace; its raw key methods (Get,
+// Set, Delete, Iterate, IterateKeys) serve packages that keep their own data in the database
+// under their own prefixes (feed under f/, the others under n/) and refuse store's prefixes
+// (ErrReservedKey). WriteBatch is the non-atomic bulk variant (feed's large writes).
+//
+// DB.Update is the one retry loop: it re-runs fn (up to 20 times) when the commit conflicts,
+// and returns ErrConflict if it never got through. Because PutRow allocates a q/ sequence
+// number from s/seq, any two transactions that write rows conflict and are serialised: queue
+// order is commit order. After commit Update publishes the new queue head, so the search
+// indexer sees the rows at once. Errors from badger are translated: a missing key is ok=false
+// (raw Get) or ErrNotFound (GetRow), an oversized transaction is ErrTooLarge.
 package store

@@ -1,13 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"sync"
 	"testing"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // fakeJournal writes entries into the txn under x/j/<index BE>, like the feed would, and
@@ -18,7 +17,7 @@ type fakeJournal struct {
 	fail error
 }
 
-func (j *fakeJournal) Stage(txn *badger.Txn, entries [][]byte) (func(), error) {
+func (j *fakeJournal) Stage(txn *Txn, entries [][]byte) (func(), error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fail != nil {
@@ -54,19 +53,11 @@ func (j *fakeJournal) setFail(err error) {
 func journalEntries(t *testing.T, db *DB) [][]byte {
 	t.Helper()
 	var out [][]byte
-	err := db.View(func(txn *badger.Txn) error {
-		io := badger.DefaultIteratorOptions
-		io.Prefix = []byte("x/j/")
-		it := txn.NewIterator(io)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return nil
+	err := db.View(func(txn *Txn) error {
+		return txn.Iterate([]byte("x/j/"), nil, func(_, v []byte) error {
+			out = append(out, bytes.Clone(v))
+			return nil
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

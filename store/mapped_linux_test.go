@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // mappedRSSKB sums the Rss of this process's mappings of files under dir
@@ -59,7 +58,7 @@ func TestPageOutMapped(t *testing.T) {
 	defer db.Close()
 	val := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("%07d", i)), 1000) } // 7 KB: value log
 	for i := 0; i < 4000; i += 100 {
-		err := db.Update(func(txn *badger.Txn) error {
+		err := db.Update(context.Background(), func(txn *Txn) error {
 			for j := i; j < i+100; j++ {
 				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), val(j)); err != nil {
 					return err
@@ -85,13 +84,9 @@ func TestPageOutMapped(t *testing.T) {
 	if after > before/4 {
 		t.Fatalf("%d KiB still resident of %d", after, before)
 	}
-	err = db.View(func(txn *badger.Txn) error {
+	err = db.View(func(txn *Txn) error {
 		for i := 0; i < 4000; i++ {
-			item, err := txn.Get([]byte(fmt.Sprintf("x/%07d", i)))
-			if err != nil {
-				return err
-			}
-			v, err := item.ValueCopy(nil)
+			v, _, err := txn.Get([]byte(fmt.Sprintf("x/%07d", i)))
 			if err != nil {
 				return err
 			}
@@ -121,7 +116,7 @@ func TestTrimmerKeepsMappedPagesNearBudget(t *testing.T) {
 	defer db.Close()
 	v := bytes.Repeat([]byte("v"), 8<<10)
 	for i := 0; i < 6000; i += 100 { // 48 MB
-		err := db.Update(func(txn *badger.Txn) error {
+		err := db.Update(context.Background(), func(txn *Txn) error {
 			for j := i; j < i+100; j++ {
 				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), v); err != nil {
 					return err

@@ -1,8 +1,8 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -24,9 +24,8 @@ type QueueEntry struct {
 	RowID string
 }
 
-// ScanQueueTxn calls fn for q/ entries with seq ≥ from, in seq order, stopping after limit
-// entries (limit ≤ 0: no limit) or when fn returns an error.
-func (db *DB) ScanQueueTxn(txn *badger.Txn, from uint64, limit int, fn func(QueueEntry) error) error {
+// scanQueue is Txn.ScanQueue.
+func scanQueue(txn *badger.Txn, from uint64, limit int, fn func(QueueEntry) error) error {
 	io := badger.DefaultIteratorOptions
 	io.Prefix = prefixQueue
 	it := txn.NewIterator(io)
@@ -77,13 +76,11 @@ const pruneChunk = 1000
 func (db *DB) PruneQueue(upto uint64) error {
 	for {
 		var n int
-		var err error
-		for range 10 {
-			n, err = db.pruneQueueChunk(upto)
-			if !errors.Is(err, badger.ErrConflict) {
-				break
-			}
-		}
+		_, err := db.update(context.Background(), func(txn *Txn) error {
+			var err error
+			n, err = pruneQueueChunk(txn.txn, upto)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("pruning queue up to %d: %w", upto, err)
 		}
@@ -94,10 +91,8 @@ func (db *DB) PruneQueue(upto uint64) error {
 }
 
 // pruneQueueChunk deletes up to pruneChunk q/ entries with seq ≤ min(upto, consumer floor)
-// in one transaction and returns how many it deleted.
-func (db *DB) pruneQueueChunk(upto uint64) (int, error) {
-	txn := db.bdb.NewTransaction(true)
-	defer txn.Discard()
+// in txn and returns how many it deleted.
+func pruneQueueChunk(txn *badger.Txn, upto uint64) (int, error) {
 	floor, ok, err := consumersFloorTxn(txn)
 	if err != nil {
 		return 0, err
@@ -118,19 +113,10 @@ func (db *DB) pruneQueueChunk(upto uint64) (int, error) {
 		keys = append(keys, k)
 	}
 	it.Close()
-	if len(keys) == 0 {
-		return 0, nil
-	}
 	for _, k := range keys {
 		if err := txn.Delete(k); err != nil {
-			return 0, fmt.Errorf("deleting %x: %w", k, err)
+			return 0, fmt.Errorf("deleting %x: %w", k, txnErr(err))
 		}
-	}
-	if err := txn.Commit(); err != nil {
-		return 0, err
 	}
 	return len(keys), nil
 }
-
-// QueueSeqTxn returns the last allocated q/ seq as seen by txn.
-func (db *DB) QueueSeqTxn(txn *badger.Txn) (uint64, error) { return getUint(txn, keySeq) }

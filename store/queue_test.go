@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +13,12 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// putRows writes n settings rows through PutRowTxn, one transaction each.
+// putRows writes n settings rows through Txn.PutRow, one transaction each.
 func putRows(t testing.TB, db *DB, n int) {
 	t.Helper()
 	for range n {
-		err := db.Update(func(txn *badger.Txn) error {
-			_, err := db.PutRowTxn(txn, &Row{RowID: "k", Table: TableSettings, Data: json.RawMessage(`{}`)})
+		err := db.Update(context.Background(), func(txn *Txn) error {
+			_, err := txn.PutRow(&Row{RowID: "k", Table: TableSettings, Data: json.RawMessage(`{}`)})
 			return err
 		})
 		if err != nil {
@@ -30,8 +31,8 @@ func putRows(t testing.TB, db *DB, n int) {
 func queueSeqs(t testing.TB, db *DB) []uint64 {
 	t.Helper()
 	var seqs []uint64
-	err := db.View(func(txn *badger.Txn) error {
-		return db.ScanQueueTxn(txn, 0, 0, func(e QueueEntry) error { seqs = append(seqs, e.Seq); return nil })
+	err := db.View(func(txn *Txn) error {
+		return txn.ScanQueue(0, 0, func(e QueueEntry) error { seqs = append(seqs, e.Seq); return nil })
 	})
 	if err != nil {
 		t.Fatal(err)

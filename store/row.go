@@ -25,7 +25,7 @@ type Row struct {
 	UpdatedAt  time.Time       `json:"updated_at"`
 
 	// Seq is the q/ sequence number of the change that produced this version. It is set on
-	// rows returned by Writer.Write and PutRowTxn and is not stored in the envelope.
+	// rows returned by Writer.Write, Txn.PutRow and TxnBatch.PutRow and is not stored in the envelope.
 	Seq uint64 `json:"-"`
 }
 
@@ -48,9 +48,8 @@ func decodeRow(item *badger.Item) (*Row, error) {
 	return r, nil
 }
 
-// GetTxn reads a row inside txn. It returns ErrNotFound if the row does not exist; a
-// tombstone is returned as a row with Deleted set.
-func (db *DB) GetTxn(txn *badger.Txn, table, rowID string) (*Row, error) {
+// getRow reads a row inside txn (see Txn.GetRow).
+func getRow(txn *badger.Txn, table, rowID string) (*Row, error) {
 	if !ValidTable(table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}
@@ -64,37 +63,19 @@ func (db *DB) GetTxn(txn *badger.Txn, table, rowID string) (*Row, error) {
 	return decodeRow(item)
 }
 
-// Get reads a row. See GetTxn.
+// Get reads a row. See Txn.GetRow.
 func (db *DB) Get(table, rowID string) (*Row, error) {
 	var r *Row
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		var err error
-		r, err = db.GetTxn(txn, table, rowID)
+		r, err = getRow(txn, table, rowID)
 		return err
 	})
 	return r, err
 }
 
-// PutRowTxn writes row (validated and stamped as given; the caller owns lamport, vv and
-// instance id) inside txn and queues a q/ record for it. It returns the row's queue seq. The
-// caller commits; see the package doc about conflicts and NotifyQueue.
-func (db *DB) PutRowTxn(txn *badger.Txn, row *Row) (uint64, error) {
-	seq, err := getUint(txn, keySeq)
-	if err != nil {
-		return 0, err
-	}
-	seq++
-	if err := db.putRowSeqTxn(txn, row, seq); err != nil {
-		return 0, err
-	}
-	if err := setUint(txn, keySeq, seq); err != nil {
-		return 0, err
-	}
-	row.Seq = seq
-	return seq, nil
-}
-
-func (db *DB) putRowSeqTxn(txn *badger.Txn, row *Row, seq uint64) error {
+// putRowSeq writes row's envelope and its q/ record at seq into txn.
+func putRowSeq(txn *badger.Txn, row *Row, seq uint64) error {
 	if !ValidTable(row.Table) {
 		return fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
 	}
@@ -106,10 +87,10 @@ func (db *DB) putRowSeqTxn(txn *badger.Txn, row *Row, seq uint64) error {
 		return fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
 	}
 	if err := txn.Set(rowKey(row.Table, row.RowID), b); err != nil {
-		return fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, err)
+		return fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
 	if err := txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
-		return fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, err)
+		return fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
 	return nil
 }
@@ -186,9 +167,8 @@ func (db *DB) List(table string, opts ListOptions) ([]Row, string, error) {
 	return rows, next, nil
 }
 
-// ScanTxn calls fn for every row of table (tombstones included) in row id order inside txn.
-// fn must not retain the row past the call unless it copies it (the Row itself is fresh).
-func (db *DB) ScanTxn(txn *badger.Txn, table string, fn func(*Row) error) error {
+// scanRows is Txn.ScanRows.
+func scanRows(txn *badger.Txn, table string, fn func(*Row) error) error {
 	if !ValidTable(table) {
 		return fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 func ins(id, data string) Mutation {
@@ -335,8 +333,8 @@ func TestTxnAPIAndQueue(t *testing.T) {
 	defer db.Close()
 	feedKey := []byte{0xab, 0xcd}
 	_, ch := db.QueueHead()
-	err := db.Update(func(txn *badger.Txn) error {
-		lam, err := db.ObserveLamportTxn(txn, 41)
+	err := db.Update(context.Background(), func(txn *Txn) error {
+		lam, err := txn.ObserveLamport(41)
 		if err != nil {
 			return err
 		}
@@ -345,17 +343,17 @@ func TestTxnAPIAndQueue(t *testing.T) {
 		}
 		row := &Row{RowID: "k", Table: TableSettings, Data: json.RawMessage(`{"v":1}`), LamportTS: lam,
 			InstanceID: "remote", VV: VV{"remote": 7}, UpdatedAt: time.Unix(100, 0).UTC()}
-		if _, err := db.PutRowTxn(txn, row); err != nil {
+		if _, err := txn.PutRow(row); err != nil {
 			return err
 		}
-		if _, err := db.PutRowTxn(txn, &Row{RowID: "m", Table: TableMemories, Data: json.RawMessage(`{}`)}); err != nil {
+		if _, err := txn.PutRow(&Row{RowID: "m", Table: TableMemories, Data: json.RawMessage(`{}`)}); err != nil {
 			return err
 		}
-		got, err := db.GetTxn(txn, TableSettings, "k")
+		got, err := txn.GetRow(TableSettings, "k")
 		if err != nil || got.VV["remote"] != 7 {
 			return fmt.Errorf("get in txn: %+v %v", got, err)
 		}
-		return db.SetAppliedTxn(txn, feedKey, 10)
+		return txn.SetApplied(feedKey, 10)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -374,8 +372,8 @@ func TestTxnAPIAndQueue(t *testing.T) {
 	}
 	scan := func(from uint64) []QueueEntry {
 		var es []QueueEntry
-		err := db.View(func(txn *badger.Txn) error {
-			return db.ScanQueueTxn(txn, from, 0, func(e QueueEntry) error { es = append(es, e); return nil })
+		err := db.View(func(txn *Txn) error {
+			return txn.ScanQueue(from, 0, func(e QueueEntry) error { es = append(es, e); return nil })
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +390,11 @@ func TestTxnAPIAndQueue(t *testing.T) {
 	if es := scan(0); len(es) != 1 || es[0].Seq != 2 {
 		t.Fatalf("after prune = %+v", es)
 	}
-	if _, err := db.PutRowTxn(db.Badger().NewTransaction(true), &Row{RowID: "x", Table: "nope"}); !errors.Is(err, ErrInvalidTable) {
+	err = db.Update(context.Background(), func(txn *Txn) error {
+		_, err := txn.PutRow(&Row{RowID: "x", Table: "nope"})
+		return err
+	})
+	if !errors.Is(err, ErrInvalidTable) {
 		t.Fatalf("bad table: %v", err)
 	}
 }

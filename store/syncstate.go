@@ -19,38 +19,8 @@ type SyncState struct {
 	UpdatedAt time.Time
 }
 
-// LamportTxn reads the Lamport counter inside txn.
-func (db *DB) LamportTxn(txn *badger.Txn) (uint64, error) { return getUint(txn, keyLamport) }
-
-// ObserveLamportTxn advances the Lamport counter on receipt of a remote change stamped
-// remote: the counter becomes max(local, remote)+1, which it returns.
-func (db *DB) ObserveLamportTxn(txn *badger.Txn, remote uint64) (uint64, error) {
-	local, err := getUint(txn, keyLamport)
-	if err != nil {
-		return 0, err
-	}
-	next := max(local, remote) + 1
-	if err := setUint(txn, keyLamport, next); err != nil {
-		return 0, err
-	}
-	return next, db.touchTxn(txn)
-}
-
-// AppliedTxn returns the next index to apply from the feed with key feedKey (0 if none yet).
-func (db *DB) AppliedTxn(txn *badger.Txn, feedKey []byte) (uint64, error) {
-	return getUint(txn, appliedKey(feedKey))
-}
-
-// SetAppliedTxn records next as the next index to apply from feedKey, inside txn, so the
-// checkpoint commits with the rows it covers.
-func (db *DB) SetAppliedTxn(txn *badger.Txn, feedKey []byte, next uint64) error {
-	if err := setUint(txn, appliedKey(feedKey), next); err != nil {
-		return err
-	}
-	return db.touchTxn(txn)
-}
-
-func (db *DB) touchTxn(txn *badger.Txn) error {
+// touch stamps s/updated_at inside txn.
+func (db *DB) touch(txn *badger.Txn) error {
 	return setUint(txn, keyUpdatedAt, uint64(db.now().UnixNano()))
 }
 

@@ -1,53 +1,48 @@
 package store
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/dgraph-io/badger/v4"
-)
-
-// TxnBatch stages many row writes and Lamport observations in one badger transaction while
-// keeping s/seq and s/lamport in memory: they are read once by BeginBatch and written once by
-// Flush. Within one transaction only the last value of a key is committed, so this is
-// equivalent to PutRowTxn and ObserveLamportTxn per row, with one read and one write of each
+// TxnBatch stages many row writes and Lamport observations in one transaction while keeping
+// s/seq and s/lamport in memory: they are read once by BeginBatch and written once by Flush.
+// Within one transaction only the last value of a key is committed, so this is equivalent to
+// Txn.PutRow and Txn.ObserveLamport per row, with one read and one write of each
 // counter instead of one per row. Reading both counters at the start makes the transaction
-// conflict (badger.ErrConflict) with any other that writes rows or bumps the clock, exactly as
-// PutRowTxn does.
+// conflict with any other that writes rows or bumps the clock (DB.Update re-runs it), exactly
+// as Txn.PutRow does.
 //
 // A TxnBatch belongs to its transaction and its goroutine; it is not safe for concurrent use.
 // Forgetting Flush before commit loses the counter updates, so the caller must Flush last.
 type TxnBatch struct {
-	db      *DB
-	txn     *badger.Txn
+	txn     *Txn
 	seq     uint64 // last allocated q/ seq
 	lamport uint64
 	dirty   bool
 	buf     []byte // scratch for envelope encoding
 }
 
-// BeginBatch reads s/seq and s/lamport inside txn and returns a batch over it.
-func (db *DB) BeginBatch(txn *badger.Txn) (*TxnBatch, error) {
-	seq, err := getUint(txn, keySeq)
+// BeginBatch reads s/seq and s/lamport inside t and returns a batch over it.
+func (t *Txn) BeginBatch() (*TxnBatch, error) {
+	seq, err := getUint(t.txn, keySeq)
 	if err != nil {
 		return nil, err
 	}
-	l, err := getUint(txn, keyLamport)
+	l, err := getUint(t.txn, keyLamport)
 	if err != nil {
 		return nil, err
 	}
-	return &TxnBatch{db: db, txn: txn, seq: seq, lamport: l}, nil
+	return &TxnBatch{txn: t, seq: seq, lamport: l}, nil
 }
 
 // ObserveLamport advances the in-memory Lamport counter on receipt of a remote change stamped
-// remote to max(local, remote)+1, which it returns (see ObserveLamportTxn).
+// remote to max(local, remote)+1, which it returns (see Txn.ObserveLamport).
 func (b *TxnBatch) ObserveLamport(remote uint64) uint64 {
 	b.lamport = max(b.lamport, remote) + 1
 	b.dirty = true
 	return b.lamport
 }
 
-// PutRow writes row as PutRowTxn does (envelope and q/ record, seq allocated in memory) and
-// returns its seq. The envelope bytes are the same as PutRowTxn's.
+// PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory) and
+// returns its seq. The envelope bytes are the same as Txn.PutRow's.
 func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !ValidTable(row.Table) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
@@ -64,11 +59,11 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	copy(val, enc)
 	b.buf = enc
 	seq := b.seq + 1
-	if err := b.txn.Set(rowKey(row.Table, row.RowID), val); err != nil {
-		return 0, fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, err)
+	if err := b.txn.txn.Set(rowKey(row.Table, row.RowID), val); err != nil {
+		return 0, fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
-	if err := b.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
-		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, err)
+	if err := b.txn.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
+		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
 	b.seq = seq
 	b.dirty = true
@@ -82,15 +77,16 @@ func (b *TxnBatch) Flush() error {
 	if !b.dirty {
 		return nil
 	}
-	if err := setUint(b.txn, keySeq, b.seq); err != nil {
+	if err := setUint(b.txn.txn, keySeq, b.seq); err != nil {
 		return err
 	}
-	if err := setUint(b.txn, keyLamport, b.lamport); err != nil {
+	if err := setUint(b.txn.txn, keyLamport, b.lamport); err != nil {
 		return err
 	}
-	if err := b.db.touchTxn(b.txn); err != nil {
+	if err := b.txn.db.touch(b.txn.txn); err != nil {
 		return err
 	}
+	b.txn.seq = max(b.txn.seq, b.seq)
 	b.dirty = false
 	return nil
 }

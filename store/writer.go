@@ -8,16 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
-// Journal is the local feed as the write path sees it. It is implemented by the feed
-// package's badger-backed log.
+// Journal is the local feed as the write path sees it (the daemon adapts the feed package's
+// Log to it).
 type Journal interface {
 	// Stage writes entries (in order) into txn and returns a function that must be
-	// called after txn commits successfully to advance the in-memory head.
-	Stage(txn *badger.Txn, entries [][]byte) (commit func(), err error)
+	// called after txn commits successfully to advance the in-memory head. Stage may be
+	// called again for the same batch in a new transaction (Update re-runs a conflicting
+	// one); only the commit func of the committed attempt is called.
+	Stage(txn *Txn, entries [][]byte) (commit func(), err error)
 }
 
 // OpPut is a Mutation op that writes the row whether or not it exists: it becomes an insert
@@ -244,22 +244,33 @@ func isJSONObject(b json.RawMessage) bool {
 // commitBatch commits reqs, retrying on conflicts and splitting batches that are too big for
 // one transaction, and answers every request.
 func (w *Writer) commitBatch(reqs []*request) {
-	var outs []outcome
-	var err error
-	for attempt := 0; attempt < 10; attempt++ {
-		outs, err = w.tryBatch(reqs)
-		if !errors.Is(err, badger.ErrConflict) {
-			break
-		}
+	var (
+		outs   []outcome
+		commit func()
+		n      int
+	)
+	// The one retry loop (DB.update) re-runs a batch that conflicted with another row
+	// writer (the apply loop). A claimed batch completes whatever happens to Serve's ctx.
+	seq, err := w.db.update(context.Background(), func(txn *Txn) error {
+		var err error
+		outs, commit, n, err = w.stageBatch(txn, reqs)
+		return err
+	})
+	if errors.Is(err, ErrTooLarge) && len(reqs) > 1 {
+		half := len(reqs) / 2
+		w.commitBatch(reqs[:half])
+		w.commitBatch(reqs[half:])
+		return
 	}
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if len(reqs) > 1 {
-			half := len(reqs) / 2
-			w.commitBatch(reqs[:half])
-			w.commitBatch(reqs[half:])
-			return
+	if err != nil {
+		err = fmt.Errorf("write batch: %w", err)
+	} else if n > 0 {
+		if commit != nil {
+			commit()
 		}
-		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
+		w.commits.Add(1)
+		w.mutations.Add(uint64(n))
+		w.db.publishQueue(seq)
 	}
 	for i, r := range reqs {
 		if err != nil {
@@ -275,23 +286,23 @@ type pendingWrite struct {
 	op  Op
 }
 
-// tryBatch runs one transaction for reqs. A non-nil error means nothing was committed and
-// applies to every request; otherwise outs holds each request's own outcome.
-func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
-	txn := w.db.bdb.NewTransaction(true)
-	defer txn.Discard()
+// stageBatch stages reqs into t, ready to commit: steps 2 to 5 of the package doc. A non-nil
+// error applies to every request; otherwise outs holds each request's own outcome, n is the
+// number of rows written (0: nothing to commit) and commit is the journal's commit func.
+func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit func(), n int, err error) {
+	txn := t.txn
 	lamport, err := getUint(txn, keyLamport)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	seq, err := getUint(txn, keySeq)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	now := w.db.now().UTC().Truncate(1e9) // whole seconds: replicas rebuild it from the record
 	batch := map[string]*Row{}            // rows written so far in this batch
 	var writes []pendingWrite
-	outs := make([]outcome, len(reqs))
+	outs = make([]outcome, len(reqs))
 	for i, r := range reqs {
 		local := map[string]*Row{}
 		var ws []pendingWrite
@@ -303,12 +314,12 @@ func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
 				existing = batch[key]
 			}
 			if existing == nil {
-				existing, err = w.db.GetTxn(txn, m.Table, m.RowID)
+				existing, err = getRow(txn, m.Table, m.RowID)
 				if errors.Is(err, ErrNotFound) {
 					existing, err = nil, nil
 				}
 				if err != nil {
-					return nil, err
+					return nil, nil, 0, err
 				}
 			}
 			op, err := resolveOp(m, existing)
@@ -360,40 +371,32 @@ func (w *Writer) tryBatch(reqs []*request) ([]outcome, error) {
 		}
 	}
 	if len(writes) == 0 {
-		return outs, nil
+		return outs, nil, 0, nil
 	}
 	records := make([][]byte, len(writes))
 	for j, pw := range writes {
-		if err := w.db.putRowSeqTxn(txn, pw.row, pw.row.Seq); err != nil {
-			return nil, err
+		if err := putRowSeq(txn, pw.row, pw.row.Seq); err != nil {
+			return nil, nil, 0, err
 		}
 		if records[j], err = changeFor(pw.row, pw.op).Marshal(); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 	}
 	if err := setUint(txn, keyLamport, lamport); err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	if err := setUint(txn, keySeq, seq); err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	if err := w.db.touchTxn(txn); err != nil {
-		return nil, err
+	if err := w.db.touch(txn); err != nil {
+		return nil, nil, 0, err
 	}
-	commit, err := w.journal.Stage(txn, records)
+	t.seq = seq
+	commit, err = w.journal.Stage(t, records)
 	if err != nil {
-		return nil, fmt.Errorf("staging %d change records: %w", len(records), err)
+		return nil, nil, 0, fmt.Errorf("staging %d change records: %w", len(records), err)
 	}
-	if err := txn.Commit(); err != nil {
-		return nil, fmt.Errorf("committing write batch: %w", err)
-	}
-	if commit != nil {
-		commit()
-	}
-	w.commits.Add(1)
-	w.mutations.Add(uint64(len(writes)))
-	w.db.publishQueue(seq)
-	return outs, nil
+	return outs, commit, len(writes), nil
 }
 
 // resolveOp applies the default checks and turns OpPut into insert or update.

@@ -58,7 +58,7 @@ func serveDaemon(ctx context.Context, log *slog.Logger, h *home.Home, cfg home.C
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Feeds: our own log and the verified replicas of everyone else's.
-	feedStore := feed.NewBadgerStorage(db.Badger())
+	feedStore := feed.NewKVStorage(db)
 	own, err := feed.OpenLog(feedStore, h.InstanceKey())
 	if err != nil {
 		return err

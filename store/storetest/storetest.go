@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 // Journal is a fake store.Journal. For each entry it computes a Merkle-style leaf hash
@@ -33,7 +32,7 @@ func NewJournal() *Journal {
 }
 
 // Stage implements store.Journal.
-func (j *Journal) Stage(txn *badger.Txn, entries [][]byte) (func(), error) {
+func (j *Journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fail != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 // Options configures New.
@@ -170,9 +169,9 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 			return total, err
 		}
 		var next uint64
-		if err := a.db.View(func(txn *badger.Txn) error {
+		if err := a.db.View(func(txn *store.Txn) error {
 			var err error
-			next, err = a.db.AppliedTxn(txn, key[:])
+			next, err = txn.Applied(key[:])
 			return err
 		}); err != nil {
 			return total, err
@@ -201,19 +200,23 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 var errMoved = errors.New("checkpoint moved")
 
 // commitLocked applies entries [start, start+len) of feed key in one
-// transaction, retrying conflicts and splitting batches too big for one
-// transaction, then runs the post-commit effects.
+// transaction (store.DB.Update re-runs it on conflicts with the local
+// writer), splitting batches too big for one transaction, then runs the
+// post-commit effects. Update publishes the queue head after the commit.
 func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byte) error {
 	var eff *effects
-	var err error
-	for range 20 {
-		eff, err = a.tryLocked(key, start, entries)
-		if !errors.Is(err, badger.ErrConflict) {
-			break
-		}
+	var staged time.Time
+	err := a.db.Update(context.Background(), func(txn *store.Txn) error {
+		var err error
+		eff, err = a.stageLocked(txn, key, start, entries)
+		staged = time.Now()
+		return err
+	})
+	if err == nil {
+		a.st.commitNanos.Add(uint64(time.Since(staged)))
 	}
 	switch {
-	case errors.Is(err, badger.ErrTxnTooBig) && len(entries) > 1:
+	case errors.Is(err, store.ErrTooLarge) && len(entries) > 1:
 		half := len(entries) / 2
 		a.batchCap = max(1, min(a.batchCap, half))
 		if err := a.commitLocked(key, start, entries[:half]); err != nil {
@@ -228,9 +231,6 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 	if len(entries) >= a.batchCap && a.batchCap < a.maxBatch {
 		a.batchCap = min(a.maxBatch, a.batchCap+a.batchCap/8+1)
 	}
-	if err := a.db.NotifyQueue(); err != nil {
-		a.log.Warn("publishing queue head", "err", err)
-	}
 	a.account(eff)
 	if a.onApplied != nil {
 		for _, r := range eff.rows {
@@ -240,17 +240,17 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 	return nil
 }
 
-func (a *Applier) tryLocked(key feed.PublicKey, start uint64, entries [][]byte) (*effects, error) {
-	txn := a.db.Badger().NewTransaction(true)
-	defer txn.Discard()
-	cp, err := a.db.AppliedTxn(txn, key[:])
+// stageLocked stages entries [start, start+len) of feed key and their
+// checkpoint into txn.
+func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, start uint64, entries [][]byte) (*effects, error) {
+	cp, err := txn.Applied(key[:])
 	if err != nil {
 		return nil, err
 	}
 	if cp != start {
 		return nil, errMoved
 	}
-	b, err := a.db.BeginBatch(txn)
+	b, err := txn.BeginBatch()
 	if err != nil {
 		return nil, err
 	}
@@ -271,17 +271,11 @@ func (a *Applier) tryLocked(key feed.PublicKey, start uint64, entries [][]byte) 
 	// the transaction commits all its entries or none, and only the last
 	// value of a key in it is committed, so this is the per-entry update.
 	end := start + uint64(len(entries))
-	if err := a.db.SetAppliedTxn(txn, key[:], end); err != nil {
+	if err := txn.SetApplied(key[:], end); err != nil {
 		return nil, err
 	}
 	if err := b.Flush(); err != nil {
 		return nil, err
-	}
-	t0 := time.Now()
-	err = txn.Commit()
-	a.st.commitNanos.Add(uint64(time.Since(t0)))
-	if err != nil {
-		return nil, fmt.Errorf("committing entries [%d,%d): %w", start, end, err)
 	}
 	return eff, nil
 }
@@ -292,7 +286,7 @@ func (a *Applier) tryLocked(key feed.PublicKey, start uint64, entries [][]byte) 
 func lwwTable(t string) bool { return t == store.TableCrowContext || t == store.TableSyncConflicts }
 
 // stageEntry applies one entry inside txn (not its checkpoint).
-func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.PublicKey, idx uint64, e []byte, eff *effects) error {
+func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicKey, idx uint64, e []byte, eff *effects) error {
 	rec, err := store.ParseChange(e)
 	reason := ""
 	switch {
@@ -312,7 +306,7 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 			Reason: reason, Entry: e}, key)
 	}
 	b.ObserveLamport(rec.Lamport)
-	live, err := a.db.GetTxn(txn, rec.Table, rec.RowID)
+	live, err := txn.GetRow(rec.Table, rec.RowID)
 	if errors.Is(err, store.ErrNotFound) {
 		live, err = nil, nil
 	}
@@ -357,22 +351,22 @@ func (a *Applier) stageEntry(txn *badger.Txn, b *store.TxnBatch, key feed.Public
 
 func stateKey(table, rowID string) []byte { return []byte("n/apply/r/" + table + "/" + rowID) }
 
-func loadState(txn *badger.Txn, table, rowID string) (*rowState, error) {
-	item, err := txn.Get(stateKey(table, rowID))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, nil
-	}
+func loadState(txn *store.Txn, table, rowID string) (*rowState, error) {
+	b, ok, err := txn.Get(stateKey(table, rowID))
 	if err != nil {
 		return nil, fmt.Errorf("reading apply state of %s/%s: %w", table, rowID, err)
 	}
-	var st *rowState
-	if err := item.Value(func(b []byte) error { st, err = decodeState(b); return err }); err != nil {
+	if !ok {
+		return nil, nil
+	}
+	st, err := decodeState(b)
+	if err != nil {
 		return nil, fmt.Errorf("decoding apply state of %s/%s: %w", table, rowID, err)
 	}
 	return st, nil
 }
 
-func saveState(txn *badger.Txn, table, rowID string, st *rowState) error {
+func saveState(txn *store.Txn, table, rowID string, st *rowState) error {
 	k := stateKey(table, rowID)
 	if st == nil {
 		if err := txn.Delete(k); err != nil {

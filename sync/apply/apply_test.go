@@ -12,7 +12,6 @@ import (
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 const mem = store.TableMemories
@@ -249,7 +248,7 @@ func TestRules(t *testing.T) {
 			// version that saw b but not a would pair with a (the merge,
 			// which saw b, does not continue a against it).
 			var st *rowState
-			_ = c.db.View(func(txn *badgerTxn) error { var err error; st, err = loadState(txn, mem, "m"); return err })
+			_ = c.db.View(func(txn *store.Txn) error { var err error; st, err = loadState(txn, mem, "m"); return err })
 			if st == nil || len(st.Versions) != 3 {
 				t.Fatalf("state: %+v", st)
 			}
@@ -431,8 +430,6 @@ func TestCrashMidApply(t *testing.T) {
 		}
 	}
 }
-
-type badgerTxn = badger.Txn
 
 var _ = json.Marshal
 

@@ -19,7 +19,7 @@
 //
 // For each replica feed, entries are applied in feed order from the
 // checkpoint s/applied/<feed hex> (the next index). For every entry the loop
-// stages, in one badger transaction: the row change (store.TxnBatch.PutRow,
+// stages, in one store transaction (store.Txn): the row change (store.TxnBatch.PutRow,
 // which also queues the search index), the conflict records, the advance of
 // the Lamport clock to max(local, remote)+1 and the checkpoint = index+1. Up
 // to MaxBatch consecutive entries of one feed share a transaction (group
@@ -28,8 +28,9 @@
 // transaction is atomic and only a key's last value in it commits, so this
 // is exactly the per-entry update. An entry is never committed without its
 // checkpoint nor the checkpoint without it, so a crash neither re-applies
-// nor skips. Badger
-// conflicts with the local Writer are retried; post-commit effects
+// nor skips. A
+// conflict with the local Writer re-runs the batch (store.DB.Update, the
+// store's one retry loop; the batch is staged again); post-commit effects
 // (metrics, OnApplied) run only after a successful commit.
 //
 // An entry whose change record cannot be applied (unknown schema, malformed,

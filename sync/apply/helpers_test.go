@@ -15,7 +15,6 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
-	"github.com/dgraph-io/badger/v4"
 )
 
 // node is one instance: a badger DB, its own feed (Log) written by a real
@@ -60,6 +59,14 @@ func newNode(tb testing.TB, id, dir string, opts func(*Options)) *node {
 	return n
 }
 
+// journal is the node's feed log as the store's write path takes it (the
+// daemon's adapter is sync/feeds.Feeds.Journal).
+type journal struct{ l *feed.Log }
+
+func (j journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) {
+	return j.l.Stage(txn, entries)
+}
+
 func (n *node) open() {
 	tb := n.tb
 	tb.Helper()
@@ -68,12 +75,12 @@ func (n *node) open() {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bs := feed.NewBadgerStorage(db.Badger())
+	bs := feed.NewKVStorage(db)
 	l, err := feed.OpenLog(bs, keyOf(n.id))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w, err := store.NewWriter(db, store.WriterOptions{InstanceID: n.id, Journal: l})
+	w, err := store.NewWriter(db, store.WriterOptions{InstanceID: n.id, Journal: journal{l}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -257,9 +264,9 @@ func canon(tb testing.TB, d json.RawMessage) string {
 func (n *node) snapshot() map[string]liveRow {
 	n.tb.Helper()
 	out := map[string]liveRow{}
-	err := n.db.View(func(txn *badger.Txn) error {
+	err := n.db.View(func(txn *store.Txn) error {
 		for _, t := range []string{store.TableMemories, store.TableNotes, store.TableCrowContext} {
-			err := n.db.ScanTxn(txn, t, func(r *store.Row) error {
+			err := txn.ScanRows(t, func(r *store.Row) error {
 				out[t+"/"+r.RowID] = liveRow{canon(n.tb, r.Data), r.LamportTS, r.InstanceID, vvString(r.VV), r.Deleted}
 				return nil
 			})

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/crow-sync/crow/feed"
-	"github.com/dgraph-io/badger/v4"
+	"github.com/crow-sync/crow/store"
 )
 
 // Parked is a feed entry the apply loop could not apply (an unknown change
@@ -29,7 +29,7 @@ func parkedKey(key feed.PublicKey, index uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, index)
 }
 
-func parkTxn(txn *badger.Txn, p *Parked, key feed.PublicKey) error {
+func parkTxn(txn *store.Txn, p *Parked, key feed.PublicKey) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encoding parked entry: %w", err)
@@ -43,19 +43,15 @@ func parkTxn(txn *badger.Txn, p *Parked, key feed.PublicKey) error {
 // Parked returns every parked entry, by feed and index.
 func (a *Applier) Parked() ([]Parked, error) {
 	var out []Parked
-	err := a.db.View(func(txn *badger.Txn) error {
-		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixParked
-		it := txn.NewIterator(io)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+	err := a.db.View(func(txn *store.Txn) error {
+		return txn.Iterate(prefixParked, nil, func(k, v []byte) error {
 			var p Parked
-			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &p) }); err != nil {
-				return fmt.Errorf("decoding parked entry %q: %w", it.Item().Key(), err)
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("decoding parked entry %q: %w", k, err)
 			}
 			out = append(out, p)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing parked entries: %w", err)

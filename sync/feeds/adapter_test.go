@@ -1,10 +1,12 @@
 package feeds_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
 	"github.com/crow-sync/crow/sync/feeds"
 	"github.com/crow-sync/crow/sync/wire"
@@ -26,11 +28,16 @@ func TestJournalSignalsChangedOnCommit(t *testing.T) {
 	}
 	j := a.feeds.Journal(a.log)
 	// An aborted transaction signals nothing.
-	txn := a.db.Badger().NewTransaction(true)
-	if _, err := j.Stage(txn, [][]byte{[]byte("x")}); err != nil {
+	errAbort := errors.New("abort")
+	err := a.db.Update(context.Background(), func(txn *store.Txn) error {
+		if _, err := j.Stage(txn, [][]byte{[]byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		return errAbort
+	})
+	if !errors.Is(err, errAbort) {
 		t.Fatal(err)
 	}
-	txn.Discard()
 	if !drained(a.feeds.Changed()) {
 		t.Fatal("Changed signalled before commit")
 	}

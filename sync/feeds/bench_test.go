@@ -235,7 +235,7 @@ func connectedPair(b *testing.B) (a, r *inst, w *storedWatch) {
 	return a, r, w
 }
 
-// BenchmarkLiveLatency: one entry appended on A (badger txn through the
+// BenchmarkLiveLatency: one entry appended on A (store txn through the
 // store.Journal, fsync) until stored on B (verified, fsync), one at a time.
 func BenchmarkLiveLatency(b *testing.B) {
 	const n = 2000

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -64,18 +62,20 @@ func (f *Feeds) notify() {
 	}
 }
 
-// journal wraps a store.Journal so that every commit signals Changed.
+// journal adapts the own feed.Log to store.Journal and signals Changed on
+// every commit.
 type journal struct {
-	j store.Journal
+	j *feed.Log
 	f *Feeds
 }
 
-// Journal returns j (normally the own *feed.Log) wrapped so that the commit
-// func of every Stage also signals Changed: the Node announces the new head
-// as soon as the local write is durable.
-func (f *Feeds) Journal(j store.Journal) store.Journal { return journal{j: j, f: f} }
+// Journal returns the own feed log j as the store's write path takes it:
+// Stage stages into the store's transaction (a store.Txn is a feed.KVTxn),
+// and the commit func of every Stage also signals Changed, so the Node
+// announces the new head as soon as the local write is durable.
+func (f *Feeds) Journal(j *feed.Log) store.Journal { return journal{j: j, f: f} }
 
-func (j journal) Stage(txn *badger.Txn, entries [][]byte) (func(), error) {
+func (j journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) {
 	commit, err := j.j.Stage(txn, entries)
 	if err != nil || len(entries) == 0 {
 		return commit, err

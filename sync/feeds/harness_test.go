@@ -113,7 +113,7 @@ func (in *inst) open() {
 	if err != nil {
 		in.t.Fatal(err)
 	}
-	st := feed.NewBadgerStorage(db.Badger())
+	st := feed.NewKVStorage(db)
 	l, err := feed.OpenLog(st, in.key)
 	if err != nil {
 		in.t.Fatal(err)
@@ -140,7 +140,7 @@ func (in *inst) close() {
 func (in *inst) self() feed.PublicKey { return in.log.Key() }
 
 // appendN appends count entries of size bytes in batches of batch through the
-// store.Journal path (one badger transaction per batch, as the Writer does).
+// store.Journal path (one store transaction per batch, as the Writer does).
 func (in *inst) appendN(count, size, batch int, tag string) {
 	in.t.Helper()
 	j := in.feeds.Journal(in.log)
@@ -151,12 +151,13 @@ func (in *inst) appendN(count, size, batch int, tag string) {
 			copy(e, fmt.Sprintf("%s-%d-", tag, k))
 			es = append(es, e)
 		}
-		txn := in.db.Badger().NewTransaction(true)
-		commit, err := j.Stage(txn, es)
+		var commit func()
+		err := in.db.Update(context.Background(), func(txn *store.Txn) error {
+			var err error
+			commit, err = j.Stage(txn, es)
+			return err
+		})
 		if err != nil {
-			in.t.Fatal(err)
-		}
-		if err := txn.Commit(); err != nil {
 			in.t.Fatal(err)
 		}
 		commit()

@@ -32,7 +32,7 @@ func BenchmarkDaemonWritePath(b *testing.B) {
 			}
 			defer db.Close()
 			_, priv, _ := ed25519.GenerateKey(nil)
-			st := feed.NewBadgerStorage(db.Badger())
+			st := feed.NewKVStorage(db)
 			own, err := feed.OpenLog(st, priv)
 			if err != nil {
 				b.Fatal(err)

@@ -1,14 +1,62 @@
 package feed
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
-// Badger key layout (all under the feed package's prefix "f/"; pk is the
+// KVTxn is one transaction of the key-value database a KVStorage keeps feeds in (in the
+// daemon, *store.Txn). It is used by one goroutine, only during the View or Update fn that
+// received it.
+type KVTxn interface {
+	// Get returns a copy of key's value; ok is false if key is not set.
+	Get(key []byte) (val []byte, ok bool, err error)
+	// Set sets key to val, which the transaction keeps (unmodified) until it ends. When
+	// the transaction cannot take more writes it fails with an error that has a method
+	// TooLarge() bool reporting true.
+	Set(key, val []byte) error
+	// Iterate calls fn, in key order, with each key that starts with prefix and sorts at
+	// or after from, and its value (both valid only during fn). An error from fn ends the
+	// iteration and is returned.
+	Iterate(prefix, from []byte, fn func(key, val []byte) error) error
+	// IterateKeys is Iterate without the values.
+	IterateKeys(prefix, from []byte, fn func(key []byte) error) error
+}
+
+// KVBatch writes many keys outside a transaction, in as many commits as it needs (a crash
+// may leave any prefix of them). Set keeps val (unmodified) until Flush.
+type KVBatch interface {
+	Set(key, val []byte) error
+	Delete(key []byte) error
+	Flush() error
+	// Cancel drops what is not flushed; it may be called after Flush.
+	Cancel()
+}
+
+// KV is the database a KVStorage keeps feeds in: the daemon's *store.DB, with T = *store.Txn
+// and B = *store.WriteBatch. Safe for concurrent use.
+type KV[T KVTxn, B KVBatch] interface {
+	// View runs fn in a read-only transaction.
+	View(fn func(txn T) error) error
+	// Update runs fn in a read-write transaction and commits it (re-running fn if the
+	// commit conflicts).
+	Update(ctx context.Context, fn func(txn T) error) error
+	// NewWriteBatch returns an empty batch.
+	NewWriteBatch() B
+}
+
+// isTooLarge reports whether err says a transaction could not take the writes.
+func isTooLarge(err error) bool {
+	var tl interface{ TooLarge() bool }
+	return errors.As(err, &tl) && tl.TooLarge()
+}
+
+// errStop ends an iteration early (see kvReader).
+var errStop = errors.New("stop")
+
+// Key layout (all under the feed package's prefix "f/"; pk is the
 // feed's raw 32-byte public key, integers are big-endian):
 //
 //	f/s/<pk>            → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
@@ -29,22 +77,28 @@ const (
 	chunkEntries = 16
 )
 
-// BadgerStorage is the Storage of the daemon: feeds in the shared badger
-// database, under keys starting with "f/". Safe for concurrent use.
-type BadgerStorage struct {
-	db *badger.DB
+// KVStorage is the Storage of the daemon: feeds in the shared database (a KV), under keys
+// starting with "f/". Safe for concurrent use.
+type KVStorage struct {
+	view   func(fn func(KVTxn) error) error
+	update func(fn func(KVTxn) error) error
+	batch  func() KVBatch
 	// splitBytes is the batch size above which Write splits records over
 	// several transactions (state last) instead of one.
 	splitBytes int
 }
 
-// NewBadgerStorage uses db (opened and closed by the caller).
-func NewBadgerStorage(db *badger.DB) *BadgerStorage {
-	return &BadgerStorage{db: db, splitBytes: 4 << 20}
+// NewKVStorage keeps feeds in kv (opened and closed by the caller).
+func NewKVStorage[T KVTxn, B KVBatch](kv KV[T, B]) *KVStorage {
+	return &KVStorage{
+		view: func(fn func(KVTxn) error) error { return kv.View(func(txn T) error { return fn(txn) }) },
+		update: func(fn func(KVTxn) error) error {
+			return kv.Update(context.Background(), func(txn T) error { return fn(txn) })
+		},
+		batch:      func() KVBatch { return kv.NewWriteBatch() },
+		splitBytes: 4 << 20,
+	}
 }
-
-// DB returns the underlying database.
-func (s *BadgerStorage) DB() *badger.DB { return s.db }
 
 func feedKey(kind byte, key PublicKey) []byte {
 	b := make([]byte, feedKeyLen, entryKeyLen)
@@ -66,9 +120,8 @@ func batchBytes(b *Batch) (n int) {
 }
 
 // stage writes b into txn, state last.
-func (s *BadgerStorage) stage(txn *badger.Txn, b *Batch) error {
-	get := func(k []byte) ([]byte, bool, error) { return badgerReader{txn}.get(k) }
-	if err := s.stageData(txn.Set, get, b); err != nil {
+func (s *KVStorage) stage(txn KVTxn, b *Batch) error {
+	if err := s.stageData(txn.Set, txn.Get, b); err != nil {
 		return err
 	}
 	return s.stageState(txn, b)
@@ -104,7 +157,7 @@ func chunkPrefix(v []byte, n int) ([]byte, error) {
 	return v[:o], nil
 }
 
-func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
+func (s *KVStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
 	if len(b.Records) > 0 {
 		end := b.Start + uint64(len(b.Records))
 		first, last := b.Start/chunkEntries, (end-1)/chunkEntries
@@ -127,7 +180,7 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 			frames = frameRecords(b.Records)
 		}
 		// Chunk c holds the frames of the records [c*16, c*16+16); the
-		// first one keeps the stored records before b.Start. badger keeps
+		// first one keeps the stored records before b.Start. The KV keeps
 		// the values until commit; frames is never modified.
 		proto := feedKey('e', b.Key)
 		keys := make([]byte, (last-first+1)*entryKeyLen)
@@ -170,7 +223,7 @@ func (s *BadgerStorage) stageData(set func(k, v []byte) error, get func(k []byte
 	return nil
 }
 
-func (s *BadgerStorage) stageState(txn *badger.Txn, b *Batch) error {
+func (s *KVStorage) stageState(txn KVTxn, b *Batch) error {
 	if b.State == nil {
 		return nil
 	}
@@ -180,21 +233,21 @@ func (s *BadgerStorage) stageState(txn *badger.Txn, b *Batch) error {
 	return nil
 }
 
-// Write implements Storage. A batch larger than a few MiB is written as
-// records and nodes through a badger WriteBatch (several transactions),
-// then the state in a final transaction; a crash in between leaves the old
-// state, which does not reach the new records.
-func (s *BadgerStorage) Write(b *Batch) error {
+// Write implements Storage. A batch larger than a few MiB, or too large
+// for one transaction, is written as records and nodes through a KVBatch
+// (several transactions), then the state in a final transaction; a crash
+// in between leaves the old state, which does not reach the new records.
+func (s *KVStorage) Write(b *Batch) error {
 	if batchBytes(b) <= s.splitBytes {
-		err := s.db.Update(func(txn *badger.Txn) error { return s.stage(txn, b) })
-		if !errors.Is(err, badger.ErrTxnTooBig) {
+		err := s.update(func(txn KVTxn) error { return s.stage(txn, b) })
+		if !isTooLarge(err) {
 			return err
 		}
 	}
-	wb := s.db.NewWriteBatch()
+	wb := s.batch()
 	defer wb.Cancel()
 	get := func(k []byte) (v []byte, ok bool, err error) {
-		err = s.db.View(func(txn *badger.Txn) error { v, ok, err = badgerReader{txn}.get(k); return err })
+		err = s.view(func(txn KVTxn) error { v, ok, err = txn.Get(k); return err })
 		return v, ok, err
 	}
 	if err := s.stageData(wb.Set, get, b); err != nil {
@@ -203,26 +256,21 @@ func (s *BadgerStorage) Write(b *Batch) error {
 	if err := wb.Flush(); err != nil {
 		return fmt.Errorf("writing entries of %s: %w", b.Key, err)
 	}
-	return s.db.Update(func(txn *badger.Txn) error { return s.stageState(txn, b) })
+	return s.update(func(txn KVTxn) error { return s.stageState(txn, b) })
 }
 
 // Delete implements Storage.
-func (s *BadgerStorage) Delete(key PublicKey) error {
-	wb := s.db.NewWriteBatch()
+func (s *KVStorage) Delete(key PublicKey) error {
+	wb := s.batch()
 	defer wb.Cancel()
-	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
+	err := s.view(func(txn KVTxn) error {
 		for _, kind := range []byte{'e', 'n', 's', 'x'} {
-			prefix := feedKey(kind, key)
-			it := txn.NewIterator(opts)
-			for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
-					it.Close()
-					return err
-				}
+			err := txn.IterateKeys(feedKey(kind, key), nil, func(k []byte) error {
+				return wb.Delete(append([]byte(nil), k...))
+			})
+			if err != nil {
+				return err
 			}
-			it.Close()
 		}
 		return nil
 	})
@@ -232,26 +280,16 @@ func (s *BadgerStorage) Delete(key PublicKey) error {
 	return wb.Flush()
 }
 
-// View implements Storage with one badger read transaction.
-func (s *BadgerStorage) View(fn func(Reader) error) error {
-	return s.db.View(func(txn *badger.Txn) error { return fn(badgerReader{txn}) })
+// View implements Storage with one read transaction.
+func (s *KVStorage) View(fn func(Reader) error) error {
+	return s.view(func(txn KVTxn) error { return fn(kvReader{txn}) })
 }
 
-type badgerReader struct{ txn *badger.Txn }
+type kvReader struct{ txn KVTxn }
 
-func (r badgerReader) get(k []byte) ([]byte, bool, error) {
-	item, err := r.txn.Get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	v, err := item.ValueCopy(nil)
-	return v, err == nil, err
-}
+func (r kvReader) get(k []byte) ([]byte, bool, error) { return r.txn.Get(k) }
 
-func (r badgerReader) State(key PublicKey) (State, bool, error) {
+func (r kvReader) State(key PublicKey) (State, bool, error) {
 	v, ok, err := r.get(feedKey('s', key))
 	if err != nil || !ok {
 		return State{}, false, err
@@ -263,7 +301,7 @@ func (r badgerReader) State(key PublicKey) (State, bool, error) {
 	return st, true, nil
 }
 
-func (r badgerReader) Record(key PublicKey, i uint64) ([]byte, error) {
+func (r kvReader) Record(key PublicKey, i uint64) ([]byte, error) {
 	v, ok, err := r.get(indexKey('e', key, i/chunkEntries))
 	if err != nil {
 		return nil, err
@@ -280,47 +318,36 @@ func (r badgerReader) Record(key PublicKey, i uint64) ([]byte, error) {
 	return nil, fmt.Errorf("record %d of %s missing: %w", i, key, ErrCorrupt)
 }
 
-func (r badgerReader) Records(key PublicKey, start, end uint64, fn func(uint64, []byte) error) error {
+func (r kvReader) Records(key PublicKey, start, end uint64, fn func(uint64, []byte) error) error {
 	if start >= end {
 		return nil
 	}
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = feedKey('e', key)
-	if n := (end-start)/chunkEntries + 1; n < uint64(opts.PrefetchSize) {
-		opts.PrefetchSize = int(n)
-	}
-	it := r.txn.NewIterator(opts)
-	defer it.Close()
 	want := start
-	for it.Seek(indexKey('e', key, start/chunkEntries)); it.Valid() && want < end; it.Next() {
-		item := it.Item()
-		k := item.Key()
+	err := r.txn.Iterate(feedKey('e', key), indexKey('e', key, start/chunkEntries), func(k, v []byte) error {
 		c := want / chunkEntries
-		if len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != c {
-			break
+		if want >= end || len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != c {
+			return errStop
 		}
-		err := item.Value(func(v []byte) error {
-			for i, o := c*chunkEntries, 0; i < (c+1)*chunkEntries && want < end; i++ {
-				if len(v)-o < 4 {
-					return nil
-				}
-				l := int(binary.BigEndian.Uint32(v[o:]))
-				if len(v)-o-4 < l {
-					return nil
-				}
-				if i == want {
-					if err := fn(i, v[o+4:o+4+l]); err != nil {
-						return err
-					}
-					want++
-				}
-				o += 4 + l
+		for i, o := c*chunkEntries, 0; i < (c+1)*chunkEntries && want < end; i++ {
+			if len(v)-o < 4 {
+				return nil
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+			l := int(binary.BigEndian.Uint32(v[o:]))
+			if len(v)-o-4 < l {
+				return nil
+			}
+			if i == want {
+				if err := fn(i, v[o+4:o+4+l]); err != nil {
+					return err
+				}
+				want++
+			}
+			o += 4 + l
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return err
 	}
 	if want != end {
 		return fmt.Errorf("record %d of %s missing: %w", want, key, ErrCorrupt)
@@ -328,7 +355,7 @@ func (r badgerReader) Records(key PublicKey, start, end uint64, fn func(uint64, 
 	return nil
 }
 
-func (r badgerReader) Node(key PublicKey, index uint64) (Node, bool, error) {
+func (r kvReader) Node(key PublicKey, index uint64) (Node, bool, error) {
 	v, ok, err := r.get(indexKey('n', key, index))
 	if err != nil || !ok {
 		return Node{}, false, err
@@ -341,30 +368,21 @@ func (r badgerReader) Node(key PublicKey, index uint64) (Node, bool, error) {
 	return n, true, nil
 }
 
-func (r badgerReader) Fork(key PublicKey) ([]byte, bool, error) {
+func (r kvReader) Fork(key PublicKey) ([]byte, bool, error) {
 	return r.get(feedKey('x', key))
 }
 
-func (r badgerReader) Feeds(fn func(PublicKey, State) error) error {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = []byte("f/s/")
-	it := r.txn.NewIterator(opts)
-	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
-		item := it.Item()
-		k := item.Key()
+func (r kvReader) Feeds(fn func(PublicKey, State) error) error {
+	return r.txn.Iterate([]byte("f/s/"), nil, func(k, v []byte) error {
 		if len(k) != feedKeyLen {
-			continue
+			return nil
 		}
 		var key PublicKey
 		copy(key[:], k[keyPrefixLen:])
 		var st State
-		if err := item.Value(func(v []byte) error { return st.unmarshal(v) }); err != nil {
+		if err := st.unmarshal(v); err != nil {
 			return fmt.Errorf("feed %s: %w", key, err)
 		}
-		if err := fn(key, st); err != nil {
-			return err
-		}
-	}
-	return nil
+		return fn(key, st)
+	})
 }

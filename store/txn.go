@@ -1,0 +1,295 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// maxAttempts is how often DB.Update runs a transaction that keeps conflicting (the
+// apply loop used to retry 20 times, the Writer 10).
+const maxAttempts = 20
+
+// Txn is one transaction on the DB. DB.View and DB.Update pass it to their fn; it is valid
+// only during fn and is not safe for concurrent use.
+//
+// Rows and sync_state are read and written through its row methods (GetRow, PutRow,
+// ObserveLamport, SetApplied, ...). Packages that keep their own data in the database (feed
+// under f/, the others under n/) use the raw key methods (Get, Set, Delete, Iterate,
+// IterateKeys) under their own prefixes; store's prefixes (t/, s/, q/, m/) are refused with
+// ErrReservedKey.
+type Txn struct {
+	db  *DB
+	txn *badger.Txn
+	// seq is the highest q/ seq this transaction allocated (0: none); Update publishes it
+	// as the queue head once committed.
+	seq uint64
+}
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(fn func(txn *Txn) error) error {
+	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Txn{db: db, txn: txn}) })
+}
+
+// Update runs fn in a read-write transaction and commits it. If the commit conflicts with
+// another transaction (one that committed a key fn read after fn's transaction started) it
+// re-runs fn in a new transaction, up to 20 times in all, so fn must be safe to re-run and
+// must not act on the outcome before Update returns. It is the only retry loop over badger's
+// conflicts; everything in store that writes goes through it.
+//
+// Errors: what fn returned (nothing is committed); ErrConflict if every attempt conflicted;
+// ErrTooLarge (wrapped) if the writes do not fit in one transaction; ctx.Err() if ctx ended
+// before an attempt. After a successful commit Update publishes the new queue head, so rows
+// written with PutRow or a TxnBatch reach queue watchers (the search indexer) at once.
+func (db *DB) Update(ctx context.Context, fn func(txn *Txn) error) error {
+	seq, err := db.update(ctx, fn)
+	if err != nil {
+		return err
+	}
+	db.publishQueue(seq)
+	return nil
+}
+
+// update is Update without publishing the queue head: it returns the highest q/ seq the
+// committed transaction allocated (0: none).
+func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, error) {
+	for range maxAttempts {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
+		err := fn(t)
+		if err == nil {
+			if err = t.txn.Commit(); err != nil && !errors.Is(err, badger.ErrConflict) {
+				err = fmt.Errorf("committing: %w", txnErr(err))
+			}
+		}
+		t.txn.Discard()
+		if err == nil {
+			return t.seq, nil
+		}
+		if !errors.Is(err, badger.ErrConflict) {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("%w (%d attempts)", ErrConflict, maxAttempts)
+}
+
+// txnErr translates badger's errors about a transaction's writes into store's.
+func txnErr(err error) error {
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return ErrTooLarge
+	}
+	return err
+}
+
+// Rows and sync_state.
+
+// GetRow reads a row. It returns ErrNotFound if the row does not exist; a tombstone is
+// returned as a row with Deleted set.
+func (t *Txn) GetRow(table, rowID string) (*Row, error) { return getRow(t.txn, table, rowID) }
+
+// PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
+// id) and queues a q/ record for it. It returns the row's queue seq, also set in row.Seq.
+// Because it allocates the seq from s/seq, any two transactions that write rows conflict and
+// are serialised (DB.Update re-runs the later one): queue order is commit order.
+func (t *Txn) PutRow(row *Row) (uint64, error) {
+	seq, err := getUint(t.txn, keySeq)
+	if err != nil {
+		return 0, err
+	}
+	seq++
+	if err := putRowSeq(t.txn, row, seq); err != nil {
+		return 0, err
+	}
+	if err := setUint(t.txn, keySeq, seq); err != nil {
+		return 0, err
+	}
+	row.Seq = seq
+	t.seq = max(t.seq, seq)
+	return seq, nil
+}
+
+// ScanRows calls fn for every row of table (tombstones included) in row id order. fn must
+// not retain the row past the call unless it copies it (the Row itself is fresh).
+func (t *Txn) ScanRows(table string, fn func(*Row) error) error { return scanRows(t.txn, table, fn) }
+
+// ScanQueue calls fn for q/ entries with seq ≥ from, in seq order, stopping after limit
+// entries (limit ≤ 0: no limit) or when fn returns an error.
+func (t *Txn) ScanQueue(from uint64, limit int, fn func(QueueEntry) error) error {
+	return scanQueue(t.txn, from, limit, fn)
+}
+
+// QueueSeq returns the last allocated q/ seq.
+func (t *Txn) QueueSeq() (uint64, error) { return getUint(t.txn, keySeq) }
+
+// Lamport reads the Lamport counter.
+func (t *Txn) Lamport() (uint64, error) { return getUint(t.txn, keyLamport) }
+
+// ObserveLamport advances the Lamport counter on receipt of a remote change stamped remote:
+// the counter becomes max(local, remote)+1, which it returns.
+func (t *Txn) ObserveLamport(remote uint64) (uint64, error) {
+	local, err := getUint(t.txn, keyLamport)
+	if err != nil {
+		return 0, err
+	}
+	next := max(local, remote) + 1
+	if err := setUint(t.txn, keyLamport, next); err != nil {
+		return 0, err
+	}
+	return next, t.db.touch(t.txn)
+}
+
+// Applied returns the next index to apply from the feed with key feedKey (0 if none yet).
+func (t *Txn) Applied(feedKey []byte) (uint64, error) { return getUint(t.txn, appliedKey(feedKey)) }
+
+// SetApplied records next as the next index to apply from feedKey, so the checkpoint commits
+// with the rows it covers.
+func (t *Txn) SetApplied(feedKey []byte, next uint64) error {
+	if err := setUint(t.txn, appliedKey(feedKey), next); err != nil {
+		return err
+	}
+	return t.db.touch(t.txn)
+}
+
+// Raw keys.
+
+// ErrStop, returned by the fn of Iterate or IterateKeys, ends the iteration early; the
+// method then returns nil.
+var ErrStop = errors.New("stop iteration")
+
+// reserved reports whether key lies in one of store's own prefixes.
+func reserved(key []byte) bool {
+	return len(key) >= 2 && key[1] == '/' && bytes.IndexByte([]byte("tsqm"), key[0]) >= 0
+}
+
+func checkKey(key []byte) error {
+	if reserved(key) {
+		return fmt.Errorf("%w: %q", ErrReservedKey, key)
+	}
+	return nil
+}
+
+// Get returns a copy of key's value; ok is false if key is not set.
+func (t *Txn) Get(key []byte) (val []byte, ok bool, err error) {
+	if err := checkKey(key); err != nil {
+		return nil, false, err
+	}
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err == nil {
+		val, err = item.ValueCopy(nil)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %q: %w", key, err)
+	}
+	return val, true, nil
+}
+
+// Set sets key to val. The transaction keeps val until it ends: the caller must not modify
+// it. Writes that no longer fit in the transaction fail with ErrTooLarge (wrapped).
+func (t *Txn) Set(key, val []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := t.txn.Set(key, val); err != nil {
+		return fmt.Errorf("writing %q: %w", key, txnErr(err))
+	}
+	return nil
+}
+
+// Delete deletes key (deleting a key that is not set does nothing). It fails like Set.
+func (t *Txn) Delete(key []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := t.txn.Delete(key); err != nil {
+		return fmt.Errorf("deleting %q: %w", key, txnErr(err))
+	}
+	return nil
+}
+
+// Iterate calls fn, in key order, with each key that starts with prefix and sorts at or
+// after from (nil: from the first), and its value. key and val are valid only during fn. An
+// error from fn ends the iteration and is returned, except ErrStop, which ends it with nil.
+// Values are read as fn is called (no read-ahead), so stopping early reads nothing more.
+func (t *Txn) Iterate(prefix, from []byte, fn func(key, val []byte) error) error {
+	return t.iterate(prefix, from, func(item *badger.Item) error {
+		return item.Value(func(val []byte) error { return fn(item.Key(), val) })
+	})
+}
+
+// IterateKeys is Iterate without the values, which are not read at all.
+func (t *Txn) IterateKeys(prefix, from []byte, fn func(key []byte) error) error {
+	return t.iterate(prefix, from, func(item *badger.Item) error { return fn(item.Key()) })
+}
+
+func (t *Txn) iterate(prefix, from []byte, fn func(*badger.Item) error) error {
+	if err := checkKey(prefix); err != nil {
+		return err
+	}
+	if len(prefix) < 2 {
+		return fmt.Errorf("%w: iterating prefix %q spans store's keys", ErrReservedKey, prefix)
+	}
+	if from == nil || bytes.Compare(from, prefix) < 0 {
+		from = prefix
+	}
+	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	for it.Seek(from); it.Valid(); it.Next() {
+		if err := fn(it.Item()); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteBatch writes many keys outside a transaction, committing them in as many badger
+// transactions as it needs: a crash or error can leave any prefix of its writes. It is for
+// bulk data whose readers tolerate that (feed entries beyond the state that reaches them).
+// Like Txn's raw methods it refuses store's own prefixes. Not safe for concurrent use.
+type WriteBatch struct{ wb *badger.WriteBatch }
+
+// NewWriteBatch returns an empty WriteBatch. Flush or Cancel it.
+func (db *DB) NewWriteBatch() *WriteBatch { return &WriteBatch{wb: db.bdb.NewWriteBatch()} }
+
+// Set queues key = val. The batch keeps val until flushed: the caller must not modify it.
+func (b *WriteBatch) Set(key, val []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := b.wb.Set(key, val); err != nil {
+		return fmt.Errorf("writing %q: %w", key, err)
+	}
+	return nil
+}
+
+// Delete queues the deletion of key.
+func (b *WriteBatch) Delete(key []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := b.wb.Delete(key); err != nil {
+		return fmt.Errorf("deleting %q: %w", key, err)
+	}
+	return nil
+}
+
+// Flush commits what is queued and waits for it. The batch cannot be used afterwards.
+func (b *WriteBatch) Flush() error {
+	if err := b.wb.Flush(); err != nil {
+		return fmt.Errorf("flushing write batch: %w", err)
+	}
+	return nil
+}
+
+// Cancel drops what is not yet committed. It may be called after Flush (then it does
+// nothing), so `defer b.Cancel()` is the usual pattern.
+func (b *WriteBatch) Cancel() { b.wb.Cancel() }
