@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
