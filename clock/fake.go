@@ -10,11 +10,13 @@ import (
 // Fake is a Clock that moves only when Advance or Set is called. It is safe
 // for concurrent use; the zero value reads the zero time.
 //
-// Timers and tickers fire during Advance and Set, in deadline order, with Now
-// reading each one's deadline as it fires: channel timers by a non-blocking
-// send (channels hold one value, like the real ones), AfterFunc timers by
-// calling f on the goroutine that advances, after the Fake's lock is released
-// (so f may use the Fake), before Advance returns. A timer made with a
+// Advance and Set first move the time, then fire every timer that came due,
+// in deadline order: channel timers and tickers by a non-blocking send of
+// their deadline (channels hold one value, like the real ones; a ticker sends
+// at most one tick per Advance), AfterFunc timers by calling f on the
+// advancing goroutine after the Fake's lock is released (so f may use the
+// Fake), before Advance returns. Timers started meanwhile, by those callbacks
+// or by goroutines the ticks woke, count from the new time. A timer made with a
 // non-positive duration fires at once: its channel holds the current time, or
 // f runs on a new goroutine, as with the time package.
 //
@@ -119,9 +121,15 @@ func (f *Fake) BlockUntil(n int) { _ = f.BlockUntilContext(context.Background(),
 // BlockUntilContext is BlockUntil that gives up, returning ctx.Err(), when
 // ctx ends.
 func (f *Fake) BlockUntilContext(ctx context.Context, n int) error {
+	return f.WaitPending(ctx, func(pending int) bool { return pending >= n })
+}
+
+// WaitPending waits until ok holds for the number of active timers, tickers
+// and AfterFuncs (checked now and after every change), or ctx ends.
+func (f *Fake) WaitPending(ctx context.Context, ok func(pending int) bool) error {
 	for {
 		f.mu.Lock()
-		if len(f.pending) >= n {
+		if ok(len(f.pending)) {
 			f.mu.Unlock()
 			return nil
 		}
@@ -138,64 +146,48 @@ func (f *Fake) BlockUntilContext(ctx context.Context, n int) error {
 	}
 }
 
-// advanceTo fires, one at a time and in deadline order, every timer due at or
-// before target, then sets the time to target.
+// advanceTo sets the time to target (if later), then fires every timer due by
+// then, in deadline order: a timer started while this runs, by an AfterFunc
+// callback or by a goroutine woken by a tick, counts from target, so a
+// reaction to one tick is never overtaken by the rest of the same Advance.
 func (f *Fake) advanceTo(target time.Time) {
-	for {
-		f.mu.Lock()
-		t := f.nextDueLocked(target)
-		if t == nil {
-			if target.After(f.now) {
-				f.now = target
-			}
-			f.mu.Unlock()
-			return
+	f.mu.Lock()
+	if target.After(f.now) {
+		f.now = target
+	}
+	var due []*fakeTimer
+	for _, t := range f.pending {
+		if !t.when.After(f.now) {
+			due = append(due, t)
 		}
-		if t.when.After(f.now) {
-			f.now = t.when
-		}
-		fn := t.fn
+	}
+	slices.SortStableFunc(due, func(a, b *fakeTimer) int { return a.when.Compare(b.when) })
+	var fns []func()
+	for _, t := range due {
 		switch {
-		case fn != nil:
+		case t.fn != nil:
 			f.removeLocked(t)
+			fns = append(fns, t.fn)
 		case t.period > 0:
 			select {
-			case t.ch <- f.now:
+			case t.ch <- t.when:
 			default: // the last tick is still unread: drop this one
 			}
-			t.when = t.when.Add(t.period)
-			if !t.when.After(target) && len(t.ch) == cap(t.ch) {
-				// The ticks due up to target would all be dropped: skip them.
-				skip := target.Sub(t.when)/t.period + 1
-				t.when = t.when.Add(skip * t.period)
-			}
+			// The channel is full: the ticks due up to now would all be
+			// dropped, so skip to the first one after it, keeping the phase.
+			t.when = t.when.Add((f.now.Sub(t.when)/t.period + 1) * t.period)
 		default:
 			f.removeLocked(t)
 			select {
-			case t.ch <- f.now:
+			case t.ch <- t.when:
 			default:
 			}
 		}
-		f.mu.Unlock()
-		if fn != nil {
-			fn()
-		}
 	}
-}
-
-// nextDueLocked returns the active timer with the earliest deadline at or
-// before target (the first made, on a tie), or nil.
-func (f *Fake) nextDueLocked(target time.Time) *fakeTimer {
-	var next *fakeTimer
-	for _, t := range f.pending {
-		if t.when.After(target) {
-			continue
-		}
-		if next == nil || t.when.Before(next.when) {
-			next = t
-		}
+	f.mu.Unlock()
+	for _, fn := range fns {
+		fn()
 	}
-	return next
 }
 
 // startLocked (re)arms t to fire d from now, or fires it at once if d <= 0.

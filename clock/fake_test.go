@@ -153,7 +153,9 @@ func TestFakeAfterFuncOrderAndChaining(t *testing.T) {
 	f.AfterFunc(3*time.Second, at("c"))
 	f.AfterFunc(time.Second, func() {
 		at("a")()
-		f.AfterFunc(time.Second, at("b")) // due at 2s, inside this Advance
+		// Started during the Advance: counts from its end, so it is not
+		// due until one more second has passed.
+		f.AfterFunc(time.Second, at("b"))
 	})
 	stopped := f.AfterFunc(2500*time.Millisecond, at("never"))
 	if !stopped.Stop() {
@@ -163,9 +165,37 @@ func TestFakeAfterFuncOrderAndChaining(t *testing.T) {
 		t.Fatal("an AfterFunc timer has a channel")
 	}
 	f.Advance(5 * time.Second)
-	want := []string{"a@1s", "b@2s", "c@3s"}
-	if !slices.Equal(got, want) {
+	if want := []string{"a@5s", "c@5s"}; !slices.Equal(got, want) {
+		t.Fatalf("callbacks ran as %v; want %v (in deadline order)", got, want)
+	}
+	if p := f.Pending(); !slices.Equal(p, []time.Duration{time.Second}) {
+		t.Fatalf("Pending = %v; want the chained timer in 1s", p)
+	}
+	f.Advance(time.Second)
+	if want := []string{"a@5s", "c@5s", "b@6s"}; !slices.Equal(got, want) {
 		t.Fatalf("callbacks ran as %v; want %v", got, want)
+	}
+}
+
+// A goroutine woken by a tick starts a timer while Advance is still firing:
+// the timer counts from the end of the Advance, not from the tick.
+func TestFakeReactionCountsFromAdvanceEnd(t *testing.T) {
+	f := NewFake(epoch)
+	tk := f.NewTicker(time.Minute)
+	defer tk.Stop()
+	started := make(chan Timer)
+	go func() {
+		<-tk.C()
+		started <- f.NewTimer(10 * time.Second)
+	}()
+	f.Advance(time.Hour)
+	tm := <-started
+	if _, ok := fired(tm.C()); ok {
+		t.Fatal("a timer started after the tick fired within the same Advance")
+	}
+	f.Advance(10 * time.Second)
+	if v, ok := fired(tm.C()); !ok || !v.Equal(epoch.Add(time.Hour+10*time.Second)) {
+		t.Fatalf("timer sent %v, %v; want an hour and 10s", v, ok)
 	}
 }
 
@@ -191,6 +221,13 @@ func TestFakeBlockUntil(t *testing.T) {
 	defer cancel()
 	if err := f.BlockUntilContext(ctx, 1); err == nil {
 		t.Fatal("BlockUntilContext returned with nothing pending")
+	}
+	tm := f.NewTimer(time.Second)
+	gone := make(chan error, 1)
+	go func() { gone <- f.WaitPending(context.Background(), func(n int) bool { return n == 0 }) }()
+	tm.Stop()
+	if err := <-gone; err != nil {
+		t.Fatalf("WaitPending = %v", err)
 	}
 
 	woke := make(chan error, 1)
