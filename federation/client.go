@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // MCPPath is where a peer's gateway serves its tools.
@@ -54,6 +56,9 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 	// Logger is the component's logger, used as is (optional: slog.Default).
 	Logger *slog.Logger
+	// Clock times Search's per-instance deadlines and elapsed times
+	// (optional: clock.System).
+	Clock clock.Clock
 }
 
 // Client calls tools on peers' MCP servers (POST {GatewayURL}/mcp, mcp-go
@@ -93,6 +98,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	return &Client{cfg: cfg, log: log, sessions: make(map[string]*session)}
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 func searchArgsJSON(query string) json.RawMessage {
@@ -322,7 +324,7 @@ func TestCallToolRefused(t *testing.T) {
 		f := newFederation()
 		laptop := newTestPeer(t, "laptop", f.keys)
 		f.peers.set(laptop.peer())
-		c := f.client(t, func() time.Time { return time.Now().Add(-10 * time.Minute) })
+		c := f.client(t, clock.NewFake(time.Now().Add(-10*time.Minute)))
 		if _, err := c.CallTool(t.Context(), "laptop", HealthTool, nil); !errors.Is(err, ErrUnauthorized) {
 			t.Fatalf("err %v, want ErrUnauthorized", err)
 		}
@@ -517,5 +519,62 @@ func TestSearchCanceled(t *testing.T) {
 	res := <-done
 	if st := res.Instances[0]; st.Status != StatusError || !strings.Contains(st.Error, "cancel") {
 		t.Errorf("canceled search: %+v", st)
+	}
+}
+
+// TestSearchDeadlineOnFakeClock: the per-instance deadline runs on the
+// client's clock. Home and a answer at once; c hangs until the clock reaches
+// the deadline, and only then does Search return, with c timed out.
+func TestSearchDeadlineOnFakeClock(t *testing.T) {
+	f := newFederation()
+	a := newTestPeer(t, "a", f.keys, withResults(result("m1", 0.9)))
+	slow := newTestPeer(t, "c", f.keys, hanging, withResults(result("m4", 1)))
+	f.peers.set(slow.peer(), a.peer())
+	clk := clock.NewFake(time.Now()) // peers check the tokens' times on their real clocks
+	c := f.client(t, clk)
+	local := func(ctx context.Context) ([]json.RawMessage, error) { return raws(t, result("m2", 0.5)), nil }
+
+	const deadline = 3 * time.Second
+	done := make(chan SearchResult, 1)
+	go func() { done <- c.Search(t.Context(), nil, searchArgsJSON("q"), deadline, local) }()
+	<-slow.entered // every call has started, after the search's own deadline timer
+	// Home's and a's calls are over (their timeouts stopped): left are the
+	// search deadline and c's call timeout.
+	if err := clk.WaitPending(t.Context(), func(n int) bool { return n == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	if p := clk.Pending(); p[0] != deadline || p[1] != deadline {
+		t.Fatalf("pending timers %v, want two at the deadline", p)
+	}
+	clk.Advance(deadline - time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("Search returned before its deadline: %+v", res)
+	default:
+	}
+	clk.Advance(time.Millisecond)
+	res := <-done
+
+	want := []struct {
+		id, status string
+		elapsed    int64
+	}{{"home", StatusOK, 0}, {"a", StatusOK, 0}, {"c", StatusTimeout, deadline.Milliseconds()}}
+	if len(res.Instances) != len(want) {
+		t.Fatalf("instances %+v", res.Instances)
+	}
+	for i, w := range want {
+		if got := res.Instances[i]; got.ID != w.id || got.Status != w.status || got.ElapsedMS != w.elapsed {
+			t.Errorf("instance %d: %+v, want %s %s after %dms", i, got, w.id, w.status, w.elapsed)
+		}
+	}
+	if !res.Partial || len(res.Results) != 2 || res.Results[0].ID != "m1" || res.Results[1].ID != "m2" {
+		t.Errorf("result %+v", res)
+	}
+	// The deadline also ended the abandoned call to c: Close returns.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(clk.Pending()); n != 0 {
+		t.Errorf("%d timers left after the search", n)
 	}
 }

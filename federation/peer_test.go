@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // testPeer is a peer's gateway for tests: a real mcp-go streamable-HTTP
@@ -225,11 +227,12 @@ func newFederation() *federation {
 }
 
 // client returns home's Client, closed at cleanup.
-func (f *federation) client(t *testing.T, now func() time.Time) *Client {
+func (f *federation) client(t *testing.T, clk clock.Clock) *Client {
 	c := NewClient(ClientConfig{
 		Self:   "home",
-		Tokens: NewTokenSource("home", f.homeKey, now),
+		Tokens: NewTokenSource("home", f.homeKey, clk),
 		Peers:  f.peers.list,
+		Clock:  clk,
 	})
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // SearchTool is the tool Search calls on peers.
@@ -82,7 +84,12 @@ type SearchResult struct {
 // error of that instance. local returns such result objects directly.
 func (c *Client) Search(ctx context.Context, targets []string, args json.RawMessage, deadline time.Duration,
 	local func(ctx context.Context) ([]json.RawMessage, error)) SearchResult {
-	start := time.Now() // for ElapsedMS only
+	clk := c.cfg.Clock
+	// The deadline of the whole search starts before the calls, so a test
+	// on a fake clock sees it pending once the last call has started.
+	timer := clk.NewTimer(deadline)
+	defer timer.Stop()
+	start := clk.Now()
 	statuses, calls := c.plan(targets, local != nil)
 	args, limit, err := searchArgs(args)
 	if err != nil {
@@ -111,14 +118,14 @@ func (c *Client) Search(ctx context.Context, targets []string, args json.RawMess
 		if st.ID == c.cfg.Self {
 			run = local
 		}
-		callCtx, cancel := context.WithTimeout(ctx, deadline)
+		callCtx, cancel := clock.WithTimeout(ctx, clk, deadline)
 		started := c.goTracked(func() {
 			defer cancel()
 			results, err := run(callCtx)
 			if err == nil {
 				err = checkResults(results)
 			}
-			st.ElapsedMS = time.Since(start).Milliseconds()
+			st.ElapsedMS = clk.Since(start).Milliseconds()
 			switch {
 			case err == nil:
 				st.Status, st.Results = StatusOK, len(results)
@@ -137,8 +144,6 @@ func (c *Client) Search(ctx context.Context, targets []string, args json.RawMess
 		}
 	}
 
-	timer := time.NewTimer(deadline)
-	defer timer.Stop()
 	perInstance := make([][]json.RawMessage, len(statuses))
 	pending := 0 // calls started: their status is still ""
 	for _, i := range calls {
@@ -151,17 +156,28 @@ wait:
 		select {
 		case a := <-answers:
 			statuses[a.i], perInstance[a.i] = a.status, a.results
-		case <-timer.C:
+		case <-timer.C():
 			break wait
 		case <-ctx.Done():
 			break wait
+		}
+	}
+	// Answers that came in by the deadline count, whichever case select
+	// picked when both were ready.
+drain:
+	for ; pending > 0; pending-- {
+		select {
+		case a := <-answers:
+			statuses[a.i], perInstance[a.i] = a.status, a.results
+		default:
+			break drain
 		}
 	}
 	for _, i := range calls {
 		if statuses[i].Status != "" {
 			continue
 		}
-		statuses[i].ElapsedMS = time.Since(start).Milliseconds()
+		statuses[i].ElapsedMS = clk.Since(start).Milliseconds()
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			statuses[i].Status, statuses[i].Error = StatusError, fmt.Sprintf("search canceled: %v", ctx.Err())
 		} else {

@@ -101,7 +101,8 @@ type cacheEntry struct {
 }
 
 // NewSummaries returns a cache of c's peers' summaries. local computes this
-// instance's own summary; clk schedules the refreshes.
+// instance's own summary; clk schedules the refreshes and bounds each call
+// by SummaryCallTimeout (nil: clock.System).
 func NewSummaries(c *Client, clk clock.Clock, local func(ctx context.Context) (Summary, error)) *Summaries {
 	return newSummaries(c, c.cfg.Self, clk, local, c.log)
 }
@@ -111,7 +112,7 @@ func newSummaries(peers caller, self string, clk clock.Clock, local func(ctx con
 		log = slog.Default()
 	}
 	return &Summaries{
-		peers: peers, self: self, clk: clk, local: local, timeout: SummaryCallTimeout,
+		peers: peers, self: self, clk: clock.Or(clk), local: local, timeout: SummaryCallTimeout,
 		log: log.With("part", "summaries"), cache: make(map[string]*cacheEntry), kick: make(chan struct{}, 1),
 	}
 }
@@ -193,7 +194,7 @@ func (s *Summaries) round(ctx context.Context, full bool) {
 // summary.
 func (s *Summaries) refresh(ctx context.Context, p Peer, fetch bool) {
 	health := HealthOK
-	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	callCtx, cancel := clock.WithTimeout(ctx, s.clk, s.timeout)
 	res, err := s.peers.CallTool(callCtx, p.ID, HealthTool, json.RawMessage("{}"))
 	cancel()
 	switch {
@@ -212,7 +213,7 @@ func (s *Summaries) refresh(ctx context.Context, p Peer, fetch bool) {
 	}
 	var sum Summary
 	if health == HealthOK && fetch {
-		callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+		callCtx, cancel := clock.WithTimeout(ctx, s.clk, s.timeout)
 		sum, err = s.fetch(callCtx, p)
 		cancel()
 		if err != nil {

@@ -15,59 +15,6 @@ import (
 	"github.com/crow-sync/crow/clock"
 )
 
-// fakeClock is a clock.Clock that moves only on Advance; its tickers hold
-// at most one pending tick, like time.Ticker's.
-type fakeClock struct {
-	mu      sync.Mutex // guards now and tickers
-	now     time.Time
-	tickers []*fakeTicker
-}
-
-type fakeTicker struct {
-	ch      chan time.Time
-	period  time.Duration
-	next    time.Time // guarded by the clock's mu
-	stopped bool      // guarded by the clock's mu
-	clk     *fakeClock
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTicker(d time.Duration) clock.Ticker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTicker{ch: make(chan time.Time, 1), period: d, next: c.now.Add(d), clk: c}
-	c.tickers = append(c.tickers, t)
-	return t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for _, t := range c.tickers {
-		for !t.stopped && !t.next.After(c.now) {
-			select {
-			case t.ch <- t.next:
-			default:
-			}
-			t.next = t.next.Add(t.period)
-		}
-	}
-}
-
-func (t *fakeTicker) C() <-chan time.Time { return t.ch }
-
-func (t *fakeTicker) Stop() {
-	t.clk.mu.Lock()
-	defer t.clk.mu.Unlock()
-	t.stopped = true
-}
-
 // fakePeers is a caller whose peers answer from memory.
 type fakePeers struct {
 	mu       sync.Mutex // guards the fields below
@@ -167,7 +114,7 @@ func byID(all []Summary) map[string]Summary {
 func TestSummariesSchedule(t *testing.T) {
 	peers := newFakePeers("laptop", "vps")
 	peers.update(func(f *fakePeers) { f.down["vps"] = true })
-	clk := &fakeClock{now: t0}
+	clk := clock.NewFake(t0)
 	s := newSummaries(peers, "home", clk, localSummary, nil)
 
 	// Before any round: self, then the peers, unknown.
@@ -263,20 +210,42 @@ func TestSummariesSchedule(t *testing.T) {
 }
 
 // TestSummariesDeadPeer: a peer that never answers costs one call timeout
-// per round, and shows as down.
+// (on the Summaries' clock) per round, and shows as down.
 func TestSummariesDeadPeer(t *testing.T) {
 	peers := newFakePeers("laptop", "ghost")
 	peers.update(func(f *fakePeers) { f.dead["ghost"] = true })
-	clk := &fakeClock{now: t0}
+	clk := clock.NewFake(t0)
 	s := newSummaries(peers, "home", clk, localSummary, nil)
-	s.timeout = 50 * time.Millisecond
+	s.timeout = 10 * time.Second
 	rounds := serveSummaries(t, s)
+	// timeOut waits until the ghost's nth health call hangs with its timeout
+	// the only timer besides Serve's two tickers, then fires that timeout.
+	timeOut := func(n int) {
+		t.Helper()
+		if err := clk.WaitPending(t.Context(), func(p int) bool {
+			return p == 3 && peers.count("ghost", HealthTool) == n
+		}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(s.timeout - time.Nanosecond)
+		select {
+		case <-rounds:
+			t.Fatal("a round ended before the dead peer's call timed out")
+		default:
+		}
+		clk.Advance(time.Nanosecond)
+	}
+	timeOut(1)
 	<-rounds
 	got := byID(s.All(t.Context()))
 	if got["ghost"].Health != HealthDown || got["laptop"].Health != HealthOK || got["laptop"].Memories != 1 {
 		t.Errorf("after a round with a dead peer: %+v", got)
 	}
+	if !got["ghost"].HealthCheckedAt.Equal(t0.Add(s.timeout)) {
+		t.Errorf("dead peer checked at %v, want at its timeout", got["ghost"].HealthCheckedAt)
+	}
 	clk.Advance(5 * time.Minute)
+	timeOut(2)
 	<-rounds
 	if n := peers.count("ghost", HealthTool); n != 2 {
 		t.Errorf("dead peer checked %d times, want 2", n)
@@ -284,7 +253,7 @@ func TestSummariesDeadPeer(t *testing.T) {
 }
 
 func TestSummariesLocalFails(t *testing.T) {
-	s := newSummaries(newFakePeers(), "home", &fakeClock{now: t0}, func(context.Context) (Summary, error) {
+	s := newSummaries(newFakePeers(), "home", clock.NewFake(t0), func(context.Context) (Summary, error) {
 		return Summary{}, errors.New("store closed")
 	}, nil)
 	all := s.All(t.Context())
@@ -303,7 +272,7 @@ func TestSummariesThroughClient(t *testing.T) {
 	vps.down = true
 	vps.mu.Unlock()
 	f.peers.set(laptop.peer(), vps.peer())
-	s := NewSummaries(f.client(t, nil), &fakeClock{now: t0}, localSummary)
+	s := NewSummaries(f.client(t, nil), clock.NewFake(t0), localSummary)
 	rounds := serveSummaries(t, s)
 	<-rounds
 	got := byID(s.All(t.Context()))
@@ -325,7 +294,7 @@ func TestSummariesThroughClient(t *testing.T) {
 // after the first round is fetched without waiting for the health interval.
 func TestSummariesKickFetchesNewPeer(t *testing.T) {
 	peers := newFakePeers("laptop")
-	clk := &fakeClock{now: t0}
+	clk := clock.NewFake(t0)
 	s := newSummaries(peers, "home", clk, localSummary, nil)
 	rounds := serveSummaries(t, s)
 	<-rounds

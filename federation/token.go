@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // Token limits and timing (SPEC §9). Changing any of them changes which
@@ -255,7 +257,7 @@ func decodePayload(b []byte) (c Claims, iat, exp int64, err error) {
 type TokenSource struct {
 	self string
 	priv ed25519.PrivateKey
-	now  func() time.Time
+	clk  clock.Clock
 
 	mu    sync.Mutex        // guards cache
 	cache map[string]cached // by audience
@@ -267,18 +269,16 @@ type cached struct {
 }
 
 // NewTokenSource returns a source of tokens issued by self and signed with
-// priv, its instance key. now is the clock (nil: time.Now).
-func NewTokenSource(self string, priv ed25519.PrivateKey, now func() time.Time) *TokenSource {
-	if now == nil {
-		now = time.Now
-	}
-	return &TokenSource{self: self, priv: priv, now: now, cache: make(map[string]cached)}
+// priv, its instance key, with issue times and renewals on clk (nil:
+// clock.System).
+func NewTokenSource(self string, priv ed25519.PrivateKey, clk clock.Clock) *TokenSource {
+	return &TokenSource{self: self, priv: priv, clk: clock.Or(clk), cache: make(map[string]cached)}
 }
 
 // Token returns a token for audience, valid for at least TokenRenewBefore
 // from now (minus rounding to whole seconds).
 func (s *TokenSource) Token(audience string) (string, error) {
-	now := s.now()
+	now := s.clk.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.cache[audience]; ok && t.expiry.Sub(now) >= TokenRenewBefore {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // testKey returns a fixed instance key derived from name.
@@ -274,30 +276,12 @@ func TestVerifyBitFlips(t *testing.T) {
 	}
 }
 
-// fakeNow is a settable clock for TokenSource.
-type fakeNow struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func (f *fakeNow) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeNow) set(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = t
-}
-
 func TestTokenSourceCache(t *testing.T) {
 	home := testKey("home")
 	keys := newKeyring(map[string]ed25519.PrivateKey{"home": home})
 	start := t0.Add(400 * time.Millisecond) // not on a whole second
-	clk := &fakeNow{now: start}
-	src := NewTokenSource("home", home, clk.Now)
+	clk := clock.NewFake(start)
+	src := NewTokenSource("home", home, clk)
 
 	first, err := src.Token("laptop")
 	if err != nil {
@@ -324,12 +308,12 @@ func TestTokenSourceCache(t *testing.T) {
 	// Reused while at least a minute of life is left: expiry is t0+5m, so up
 	// to t0+4m exactly.
 	for _, at := range []time.Duration{time.Second, 2 * time.Minute, 4 * time.Minute} {
-		clk.set(t0.Add(at))
+		clk.Set(t0.Add(at))
 		if got, _ := src.Token("laptop"); got != first {
 			t.Fatalf("at +%s: token renewed early", at)
 		}
 	}
-	clk.set(t0.Add(4*time.Minute + time.Nanosecond))
+	clk.Set(t0.Add(4*time.Minute + time.Nanosecond))
 	second, err := src.Token("laptop")
 	if err != nil {
 		t.Fatal(err)

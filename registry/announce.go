@@ -12,6 +12,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // An instance that registers a peer also asks that peer to register it back
@@ -107,7 +109,7 @@ func (r *Registry) Announce(ctx context.Context, peerURL, peerID, selfURL string
 	}
 	a := SignAnnouncement(Announcement{InstanceID: r.selfID, GatewayURL: selfURL, Audience: peerID}, r.seed.InstanceKey(r.selfID), r.clock.Now())
 	body, _ := json.Marshal(a)
-	ctx, cancel := context.WithTimeout(ctx, 2*r.timeout)
+	ctx, cancel := clock.WithTimeout(ctx, r.clock, 2*r.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+AnnouncePath, bytes.NewReader(body))
 	if err != nil {

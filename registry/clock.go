@@ -3,7 +3,7 @@ package registry
 import "github.com/crow-sync/crow/clock"
 
 // Clock is the time source of the registry and the prober; tests use
-// registrytest.Clock.
+// clock.Fake.
 type Clock = clock.Clock
 
 // Ticker is the part of *time.Ticker the prober needs.

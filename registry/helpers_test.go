@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/registry/registrytest"
@@ -33,7 +34,7 @@ type env struct {
 	reg    *registry.Registry
 	table  *registrytest.MemTable
 	obs    *registrytest.MemObservations
-	clock  *registrytest.Clock
+	clock  *clock.Fake
 	mirror string
 	events chan registry.Event
 }
@@ -43,7 +44,7 @@ func newEnv(t *testing.T, self, role string) *env {
 	t.Helper()
 	e := &env{
 		table: &registrytest.MemTable{}, obs: &registrytest.MemObservations{},
-		clock: registrytest.NewClock(t0), mirror: filepath.Join(t.TempDir(), "instances.json"),
+		clock: clock.NewFake(t0), mirror: filepath.Join(t.TempDir(), "instances.json"),
 		events: make(chan registry.Event, 64),
 	}
 	e.reg = e.open(t, self)

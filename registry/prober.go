@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // Prober defaults.
@@ -150,7 +152,7 @@ func (p *Prober) probe(ctx context.Context, row Row) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	ctx, cancel := clock.WithTimeout(ctx, p.r.clock, p.timeout)
 	defer cancel()
 	doc, err := fetchHealth(ctx, p.client, row.GatewayURL, challenge)
 	if err != nil {

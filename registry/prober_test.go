@@ -136,8 +136,8 @@ func TestProberTransitions(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Serve = %v, want nil on shutdown", err)
 	}
-	if e.clock.Tickers() != 0 {
-		t.Error("Serve left its ticker running")
+	if n := len(e.clock.Pending()); n != 0 {
+		t.Errorf("Serve left %d timers running", n)
 	}
 	// Probes never wrote the synced table.
 	for _, id := range []string{"sat-1", "sat-2"} {
@@ -156,8 +156,20 @@ func TestProberTimeout(t *testing.T) {
 	defer close(block)
 	slow := serveFunc(t, func() { <-block })
 	addReplicated(t, e, "sat-1", slow)
-	p := registry.NewProber(e.reg, registry.ProberConfig{Timeout: 50 * time.Millisecond})
-	res := p.ProbeOnce(context.Background())
+	p := registry.NewProber(e.reg, registry.ProberConfig{Timeout: 5 * time.Second})
+	got := make(chan map[string]error, 1)
+	go func() { got <- p.ProbeOnce(context.Background()) }()
+	// The probe's timeout is on the registry's clock: nothing ends it
+	// until the clock reaches it.
+	e.clock.BlockUntil(1)
+	e.clock.Advance(5*time.Second - time.Nanosecond)
+	select {
+	case res := <-got:
+		t.Fatalf("probe ended before its timeout: %v", res)
+	default:
+	}
+	e.clock.Advance(time.Nanosecond)
+	res := <-got
 	if !errors.Is(res["sat-1"], registry.ErrUnhealthy) {
 		t.Fatalf("slow probe = %v, want ErrUnhealthy", res["sat-1"])
 	}

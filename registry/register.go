@@ -9,6 +9,8 @@ import (
 	"maps"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // putAttempts bounds retries when the table changes under a write (a
@@ -125,7 +127,7 @@ func (r *Registry) reportedCreatedAt(doc HealthDoc) string {
 
 // health fetches /health with the per-request timeout.
 func (r *Registry) health(ctx context.Context, base string, challenge []byte) (HealthDoc, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	ctx, cancel := clock.WithTimeout(ctx, r.clock, r.timeout)
 	defer cancel()
 	return fetchHealth(ctx, r.client, base, challenge)
 }

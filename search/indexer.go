@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -31,9 +33,17 @@ type Indexer struct {
 	// Linger is how long the indexer waits after a change before indexing
 	// it, unless a search is waiting (default DefaultLinger; 0 indexes at once).
 	Linger time.Duration
+	// Clock times the linger and the pause after an error (nil:
+	// clock.System). Set it before Serve.
+	Clock clock.Clock
 
 	// owned by the Serve goroutine
 	pruned uint64
+	clk    clock.Clock
+
+	// idle, if set (tests), is called each time Serve, caught up, starts
+	// waiting for a change.
+	idle func()
 }
 
 // NewIndexer returns an Indexer feeding ix from db. Run Serve.
@@ -44,9 +54,13 @@ func NewIndexer(db *store.DB, ix *Index) *Indexer {
 // DefaultLinger is the Indexer's default Linger.
 const DefaultLinger = 50 * time.Millisecond
 
+// retryPause is the Indexer's pause after a failed step.
+const retryPause = time.Second
+
 // Serve rebuilds the index if Open found it missing or unusable, then applies q/ entries as
 // they are committed until ctx ends. Errors while indexing are logged and retried.
 func (x *Indexer) Serve(ctx context.Context) error {
+	x.clk = clock.Or(x.Clock)
 	if x.ix.fresh {
 		if err := x.rebuild(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -62,10 +76,8 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		n, err := x.catchUp()
 		if err != nil {
 			x.log.Error("indexing change queue", "err", err)
-			select {
-			case <-ctx.Done():
+			if clock.Wait(ctx, x.clk, retryPause) != nil {
 				return nil
-			case <-time.After(time.Second):
 			}
 			continue
 		}
@@ -75,6 +87,9 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		x.prune()
 		if n > 0 {
 			continue
+		}
+		if x.idle != nil {
+			x.idle()
 		}
 		select {
 		case <-ctx.Done():
@@ -86,12 +101,12 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		// the write or the replication that produced the change. A search
 		// waiting for read-your-writes cuts the linger short.
 		if x.Linger > 0 {
-			t := time.NewTimer(x.Linger)
+			t := x.clk.NewTimer(x.Linger)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return nil
-			case <-t.C:
+			case <-t.C():
 			case <-x.ix.hurry:
 				t.Stop()
 			}
@@ -167,7 +182,7 @@ func stage(b *bleve.Batch, id string, row *store.Row) error {
 // head as the position, in the last batch. Until then the index has no position, so a crash
 // mid-way makes the next Open rebuild again.
 func (x *Indexer) rebuild(ctx context.Context) error {
-	start := time.Now()
+	start := x.clk.Now()
 	var head uint64
 	count := 0
 	err := x.db.View(func(txn *store.Txn) error {
@@ -206,6 +221,6 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 		return fmt.Errorf("rebuilding search index: %w", err)
 	}
 	x.ix.setSeq(head)
-	x.log.Info("rebuilt search index", "memories", count, "seq", head, "took", time.Since(start))
+	x.log.Info("rebuilt search index", "memories", count, "seq", head, "took", x.clk.Since(start))
 	return nil
 }

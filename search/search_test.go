@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
 )
@@ -358,5 +359,50 @@ func TestLingerCutShortByWaitingSearch(t *testing.T) {
 	}
 	if got := ids(t, ix, Query{Limit: 10}); len(got) != 3 {
 		t.Fatalf("index holds %v, want 3 memories", got)
+	}
+}
+
+// TestLingerOnFakeClock: after a change the indexer waits Linger on its
+// clock, so a burst of writes is indexed together once the clock reaches it.
+func TestLingerOnFakeClock(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	x := NewIndexer(env.DB, ix)
+	x.Linger, x.Clock = 10*time.Second, clk
+	idle := make(chan struct{}, 1)
+	x.idle = func() {
+		select {
+		case idle <- struct{}{}:
+		default:
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- x.Serve(ctx) }()
+	defer func() { stop(); <-served; ix.Close() }()
+	<-idle // caught up (the initial pass does not linger) and waiting for a change
+
+	var last uint64
+	for i, m := range corpus()[:3] {
+		last = put(t, env.Writer, store.OpInsert, m)
+		if i == 0 {
+			clk.BlockUntil(1) // the first write started the linger
+		}
+	}
+	if p := clk.Pending(); len(p) != 1 || p[0] != x.Linger {
+		t.Fatalf("pending timers %v, want the linger alone", p)
+	}
+	clk.Advance(x.Linger - time.Nanosecond)
+	if seq := ix.Seq(); seq != 0 {
+		t.Fatalf("indexed up to %d before the linger ended", seq)
+	}
+	clk.Advance(time.Nanosecond)
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{Limit: 10}); len(got) != 3 || ix.Seq() != last {
+		t.Fatalf("after the linger the index holds %v at %d, want 3 memories at %d", got, ix.Seq(), last)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // schemaVersion is the store's on-disk layout version, kept at m/schema.
@@ -19,7 +21,11 @@ const schemaVersion = 1
 type Options struct {
 	// Logger receives badger's warnings and errors (default slog.Default()).
 	Logger *slog.Logger
-	// Now is the clock used for updated_at stamps (default time.Now).
+	// Clock stamps updated_at and s/updated_at (default clock.System). The
+	// trimmer (see Open) paces itself on real time: it watches the process's
+	// memory, not the data.
+	Clock clock.Clock
+	// Now, if set, is used instead of Clock.Now (kept for older callers).
 	Now func() time.Time
 	// MemTableSize in bytes (default 16 MiB). It also bounds the size of one transaction
 	// (badger allows about 15% of it).
@@ -66,7 +72,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.Now == nil {
-		opts.Now = time.Now
+		opts.Now = clock.Or(opts.Clock).Now
 	}
 	if opts.MemTableSize == 0 {
 		opts.MemTableSize = 16 << 20
@@ -134,7 +140,7 @@ const trimInterval = 100 * time.Millisecond
 // another error it waits for the next budget's worth of growth.
 func (db *DB) trimMapped(dir string, budgetKB int64) {
 	defer close(db.trimDone)
-	t := time.NewTicker(trimInterval)
+	t := time.NewTicker(trimInterval) // real time: see Options.Clock
 	defer t.Stop()
 	base := residentFileKB()
 	for {

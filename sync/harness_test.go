@@ -13,54 +13,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crow-sync/crow/clock"
 	crowsync "github.com/crow-sync/crow/sync"
 	"github.com/crow-sync/crow/sync/internal/memfeed"
 	"github.com/crow-sync/crow/sync/protocol"
 	"github.com/crow-sync/crow/sync/transport"
 	"github.com/crow-sync/crow/sync/wire"
 )
-
-// fakeClock is a manual Clock: time moves only when a test advances it.
-type fakeClock struct {
-	mu      stdsync.Mutex
-	now     time.Time
-	tickers []*fakeTicker
-}
-
-type fakeTicker struct{ c chan time.Time }
-
-func (t *fakeTicker) C() <-chan time.Time { return t.c }
-func (t *fakeTicker) Stop()               {}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTicker(time.Duration) crowsync.Ticker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTicker{c: make(chan time.Time, 1)}
-	c.tickers = append(c.tickers, t)
-	return t
-}
-
-// Advance moves time and fires every ticker once.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	now, ts := c.now, c.tickers
-	c.mu.Unlock()
-	for _, t := range ts {
-		select {
-		case t.c <- now:
-		default:
-		}
-	}
-}
 
 // tnode is one instance in a test cluster.
 type tnode struct {
@@ -83,7 +42,7 @@ type tnode struct {
 type cluster struct {
 	t     *testing.T
 	net   *transport.MemNetwork
-	clock *fakeClock
+	clock *clock.Fake
 	nodes map[string]*tnode
 
 	mu      stdsync.Mutex
@@ -103,7 +62,7 @@ func (c *cluster) revoke(p transport.PeerID) {
 }
 
 func newCluster(t *testing.T, names ...string) *cluster {
-	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: newFakeClock(), nodes: map[string]*tnode{},
+	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: clock.NewFake(time.Unix(1_800_000_000, 0)), nodes: map[string]*tnode{},
 		revoked: map[transport.PeerID]bool{}}
 	for _, name := range names {
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -138,12 +97,14 @@ func (c *cluster) start(name string, peers ...string) {
 	n.tr = c.net.Join(n.id, transport.AdmitFunc(c.admit))
 	n.reg = prometheus.NewRegistry()
 	node, err := crowsync.NewNode(crowsync.Config{
-		Transport:  n.tr,
-		Feeds:      n.feeds,
-		Self:       feedKey(n),
-		Clock:      c.clock,
-		Logger:     quiet,
-		Registerer: n.reg,
+		Transport: n.tr,
+		Feeds:     n.feeds,
+		Self:      feedKey(n),
+		Clock:     c.clock,
+		// A tick per waitFor step, as Advance(fakeStep) fires each one.
+		TickInterval: fakeStep,
+		Logger:       quiet,
+		Registerer:   n.reg,
 		Protocol: protocol.Config{
 			MaxBatchEntries: 64,
 			Backoff:         protocol.Backoff{Min: 100 * time.Millisecond, Max: time.Second},
@@ -183,6 +144,9 @@ func (c *cluster) stop(name string) {
 	n.cancel = nil
 }
 
+// fakeStep is how far waitFor moves the fake clock per poll.
+const fakeStep = 50 * time.Millisecond
+
 // waitFor polls cond, advancing the fake clock so redials and timeouts happen.
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
@@ -192,7 +156,7 @@ func (c *cluster) waitFor(what string, cond func() bool) {
 			c.t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
-		c.clock.Advance(50 * time.Millisecond)
+		c.clock.Advance(fakeStep)
 	}
 }
 

@@ -56,7 +56,7 @@ func newFederation(h *home.Home, reg *registry.Registry, log *slog.Logger) *daem
 		client: federation.NewClient(federation.ClientConfig{
 			Self:     h.InstanceID,
 			SelfName: h.Name,
-			Tokens:   federation.NewTokenSource(h.InstanceID, h.InstanceKey(), time.Now),
+			Tokens:   federation.NewTokenSource(h.InstanceID, h.InstanceKey(), nil),
 			Peers:    peers,
 			Logger:   log.With("component", "federation"),
 		}),

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -21,46 +22,6 @@ import (
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// fakeClock is a manual sync.Clock: time moves only when a test advances it.
-type fakeClock struct {
-	mu      stdsync.Mutex
-	now     time.Time
-	tickers []chan time.Time
-}
-
-type fakeTicker struct{ c chan time.Time }
-
-func (t fakeTicker) C() <-chan time.Time { return t.c }
-func (t fakeTicker) Stop()               {}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTicker(time.Duration) crowsync.Ticker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := make(chan time.Time, 1)
-	c.tickers = append(c.tickers, t)
-	return fakeTicker{t}
-}
-
-// Advance moves time and fires every ticker once.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	now, ts := c.now, c.tickers
-	c.mu.Unlock()
-	for _, t := range ts {
-		select {
-		case t <- now:
-		default:
-		}
-	}
-}
 
 // inst is one crow instance: a badger store holding its own feed and its
 // replicas, and (while started) a sync Node.
@@ -268,19 +229,22 @@ func (in *inst) status() map[transport.PeerID]crowsync.PeerStatus {
 	return out
 }
 
+// fakeStep is how far waitFor moves the fake clock per poll.
+const fakeStep = 50 * time.Millisecond
+
 // cluster is a set of instances on one in-memory network with a fake clock.
 type cluster struct {
 	t     *testing.T
 	net   *transport.MemNetwork
-	clock *fakeClock
+	clock *clock.Fake
 	opts  nodeOpts
 	nodes map[string]*inst
 }
 
 func newCluster(t *testing.T, batch uint64, names ...string) *cluster {
-	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
+	c := &cluster{t: t, net: transport.NewMemNetwork(), clock: clock.NewFake(time.Unix(1_800_000_000, 0)),
 		nodes: map[string]*inst{}}
-	c.opts = nodeOpts{batch: batch, clock: c.clock}
+	c.opts = nodeOpts{batch: batch, clock: c.clock, tick: fakeStep} // a tick per waitFor step
 	for _, n := range names {
 		k := newKey(t)
 		c.nodes[n] = newInst(t, n, k, k)
@@ -310,7 +274,7 @@ func (c *cluster) waitFor(what string, cond func() bool) {
 			c.t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
-		c.clock.Advance(50 * time.Millisecond)
+		c.clock.Advance(fakeStep)
 	}
 }
 
