@@ -15,6 +15,8 @@ import (
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // Numbering (SPEC §10): the home instance gives every memory it ingests the next number
@@ -80,9 +82,14 @@ var serving sync.Map
 // then. A memory numbered before it is deleted keeps its memory_numbers row, so its number
 // is never reused and the total order keeps it.
 type Numberer struct {
+	// Clock times the linger after a change and the pause after an error (nil:
+	// clock.System). Set it before Serve.
+	Clock clock.Clock
+
 	db  *store.DB
 	w   *store.Writer
 	log *slog.Logger
+	clk clock.Clock // Clock or clock.System, set by Serve
 
 	// Owned by the Serve goroutine.
 	ready bool   // next and pos are recovered
@@ -125,6 +132,7 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		return ErrNumbererRunning
 	}
 	defer serving.Delete(n.db)
+	n.clk = clock.Or(n.Clock)
 	n.ready = false
 	for {
 		_, changed := n.db.QueueHead() // before reading q/, so no wake-up is lost
@@ -147,10 +155,8 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		case err != nil:
 			n.log.Error("numbering memories", "err", err)
 			n.ready = false
-			select {
-			case <-ctx.Done():
+			if clock.Wait(ctx, n.clk, numberRetry) != nil {
 				return nil
-			case <-time.After(numberRetry):
 			}
 			continue
 		}
@@ -164,6 +170,9 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		if busy {
 			continue
 		}
+		if err := n.at("idle"); err != nil {
+			return err.(*stopError).err
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -171,10 +180,8 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		}
 		// Linger so a burst of writes is numbered in one batch: one write and
 		// one position save for the burst instead of two fsyncs per memory.
-		select {
-		case <-ctx.Done():
+		if clock.Wait(ctx, n.clk, numberLinger) != nil {
 			return nil
-		case <-time.After(numberLinger):
 		}
 	}
 }
@@ -401,7 +408,7 @@ type numberRow struct {
 // backfill numbers every live, unnumbered memory in row id order, then stores head (read
 // after the position was registered, before any table read) as the position.
 func (n *Numberer) backfill(ctx context.Context, head uint64) error {
-	start := time.Now()
+	start := n.clk.Now()
 	first := n.next
 	n.log.Info("numbering the memories not in the change queue", "position", n.pos, "queue_head", head)
 	cursor := ""
@@ -445,7 +452,7 @@ func (n *Numberer) backfill(ctx context.Context, head uint64) error {
 		return err
 	}
 	n.log.Info("numbered the memories not in the change queue", "numbered", n.next-first,
-		"position", head, "took", time.Since(start))
+		"position", head, "took", n.clk.Since(start))
 	return nil
 }
 
