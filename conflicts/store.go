@@ -143,7 +143,7 @@ type Store struct {
 }
 
 // NewStore returns a Store over db. now stamps created_at and is the injected
-// clock (nil: db.Now).
+// clock, e.g. a clock.Clock's Now (nil: db.Now, the store's Options.Clock).
 func NewStore(db *store.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = db.Now

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
@@ -79,9 +80,14 @@ var serving sync.Map
 // then. A memory numbered before it is deleted keeps its memory_numbers row, so its number
 // is never reused and the total order keeps it.
 type Numberer struct {
+	// Clock times the linger after a change and the pause after an error (nil:
+	// clock.System). Set it before Serve.
+	Clock clock.Clock
+
 	db  *store.DB
 	w   *store.Writer
 	log *slog.Logger
+	clk clock.Clock // Clock or clock.System, set by Serve
 
 	// Owned by the Serve goroutine.
 	ready bool   // next and pos are recovered
@@ -124,6 +130,7 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		return ErrNumbererRunning
 	}
 	defer serving.Delete(n.db)
+	n.clk = clock.Or(n.Clock)
 	n.ready = false
 	for {
 		_, changed := n.db.QueueHead() // before reading q/, so no wake-up is lost
@@ -146,10 +153,8 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		case err != nil:
 			n.log.Error("numbering memories", "err", err)
 			n.ready = false
-			select {
-			case <-ctx.Done():
+			if clock.Wait(ctx, n.clk, numberRetry) != nil {
 				return nil
-			case <-time.After(numberRetry):
 			}
 			continue
 		}
@@ -163,6 +168,9 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		if busy {
 			continue
 		}
+		if err := n.at("idle"); err != nil {
+			return err.(*stopError).err
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -170,10 +178,8 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		}
 		// Linger so a burst of writes is numbered in one batch: one write and
 		// one position save for the burst instead of two fsyncs per memory.
-		select {
-		case <-ctx.Done():
+		if clock.Wait(ctx, n.clk, numberLinger) != nil {
 			return nil
-		case <-time.After(numberLinger):
 		}
 	}
 }
@@ -400,7 +406,7 @@ type numberRow struct {
 // backfill numbers every live, unnumbered memory in row id order, then stores head (read
 // after the position was registered, before any table read) as the position.
 func (n *Numberer) backfill(ctx context.Context, head uint64) error {
-	start := time.Now()
+	start := n.clk.Now()
 	first := n.next
 	n.log.Info("numbering the memories not in the change queue", "position", n.pos, "queue_head", head)
 	cursor := ""
@@ -444,7 +450,7 @@ func (n *Numberer) backfill(ctx context.Context, head uint64) error {
 		return err
 	}
 	n.log.Info("numbered the memories not in the change queue", "numbered", n.next-first,
-		"position", head, "took", time.Since(start))
+		"position", head, "took", n.clk.Since(start))
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
 )
@@ -716,5 +717,41 @@ func BenchmarkNumberer100k(b *testing.B) {
 			}
 			b.ReportMetric(float64(count*b.N)/total.Seconds(), "memories/s")
 		})
+	}
+}
+
+// TestNumbererLingersOnItsClock: after a change the Numberer waits
+// numberLinger on its clock, then numbers the burst in one pass.
+func TestNumbererLingersOnItsClock(t *testing.T) {
+	s, env := newService(t)
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	n := NewNumberer(env.DB, env.Writer, quiet)
+	n.Clock = clk
+	idle := make(chan struct{}, 1)
+	n.hook = func(point string) error {
+		if point == "idle" {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	}
+	runNumberer(t, n)
+	<-idle // caught up, waiting for a change
+
+	ids := []string{add(t, s, "one").ID}
+	clk.BlockUntil(1) // the first write started the linger
+	ids = append(ids, add(t, s, "two").ID, add(t, s, "three").ID)
+	clk.Advance(numberLinger - time.Nanosecond)
+	if nums := numbersIn(t, env.DB); len(nums) != 0 {
+		t.Fatalf("numbered %v before the linger ended", nums)
+	}
+	clk.Advance(time.Nanosecond)
+	nums := waitNumbered(t, env.DB, 3)
+	for i, id := range ids {
+		if nums[id].Number != uint64(i+1) {
+			t.Errorf("memory %d got #%d", i, nums[id].Number)
+		}
 	}
 }

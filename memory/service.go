@@ -8,13 +8,17 @@ import (
 	"slices"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
 )
 
 // Options configures a Service. The zero value is usable.
 type Options struct {
-	// Now is the clock (default time.Now).
+	// Clock stamps created_at and updated_at and bounds SearchWait (default
+	// clock.System).
+	Clock clock.Clock
+	// Now, if set, is used instead of Clock.Now (kept for older callers).
 	Now func() time.Time
 	// SearchWait bounds how long Search waits for the index to catch up with earlier writes
 	// (default 5s); past it Search fails rather than answer stale.
@@ -27,19 +31,21 @@ type Service struct {
 	w    *store.Writer
 	idx  *search.Index
 	now  func() time.Time
+	clk  clock.Clock
 	wait time.Duration
 }
 
 // NewService returns a Service writing through w into db and searching idx (kept up to date
 // by a search.Indexer the caller runs).
 func NewService(db *store.DB, w *store.Writer, idx *search.Index, opts Options) *Service {
+	opts.Clock = clock.Or(opts.Clock)
 	if opts.Now == nil {
-		opts.Now = time.Now
+		opts.Now = opts.Clock.Now
 	}
 	if opts.SearchWait <= 0 {
 		opts.SearchWait = 5 * time.Second
 	}
-	return &Service{db: db, w: w, idx: idx, now: opts.Now, wait: opts.SearchWait}
+	return &Service{db: db, w: w, idx: idx, now: opts.Now, clk: opts.Clock, wait: opts.SearchWait}
 }
 
 // Add validates in and stores a new memory durably. Bad input returns a *ValidationError.
@@ -245,7 +251,7 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error)
 		return nil, invalid("min_importance", "must be between 0 and 10")
 	}
 	head, _ := s.db.QueueHead()
-	wctx, cancel := context.WithTimeout(ctx, s.wait)
+	wctx, cancel := clock.WithTimeout(ctx, s.clk, s.wait)
 	defer cancel()
 	if err := s.idx.WaitFor(wctx, head); err != nil {
 		return nil, fmt.Errorf("searching memories: %w", err)

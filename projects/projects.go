@@ -49,15 +49,16 @@ type Service struct {
 	db   *store.DB
 	w    *store.Writer
 	home bool
-	now  func() time.Time
+	now  func() time.Time // the store's clock (store.Options.Clock)
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per project
 }
 
 // New returns the service; home says whether this instance consolidates.
+// It stamps generated_at from db's clock.
 func New(db *store.DB, w *store.Writer, home bool) *Service {
-	return &Service{db: db, w: w, home: home, now: time.Now, locks: map[string]*sync.Mutex{}}
+	return &Service{db: db, w: w, home: home, now: db.Now, locks: map[string]*sync.Mutex{}}
 }
 
 const versionDigits = 20

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
@@ -46,6 +47,8 @@ type Options struct {
 	// Rescan is the safety-net interval at which Serve rescans every replica
 	// without a Notify (default 1 minute).
 	Rescan time.Duration
+	// Clock paces the rescans (default clock.System).
+	Clock clock.Clock
 }
 
 // Applier is the apply loop (InstanceSyncManager's apply side). See the
@@ -66,6 +69,8 @@ type Applier struct {
 	// each batch that fits, up to maxBatch.
 	batchCap int
 	rescan   time.Duration
+	clk      clock.Clock
+	idle     func()        // if set (tests), called each time Serve starts waiting
 	wake     chan struct{} // capacity 1: a pending value means "rescan"
 
 	mu sync.Mutex // serialises CatchUp (and so every write this applier makes)
@@ -99,7 +104,7 @@ func New(o Options) (*Applier, error) {
 	return &Applier{
 		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, authorKey: o.AuthorKey,
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
-		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, wake: make(chan struct{}, 1),
+		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, clk: clock.Or(o.Clock), wake: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -116,7 +121,7 @@ func (a *Applier) Notify() {
 // Rescan interval, until ctx ends (it then returns nil). Errors of one pass
 // are logged; the next pass retries from the checkpoints.
 func (a *Applier) Serve(ctx context.Context) error {
-	t := time.NewTicker(a.rescan)
+	t := a.clk.NewTicker(a.rescan)
 	defer t.Stop()
 	for {
 		if _, err := a.CatchUp(ctx); err != nil {
@@ -125,11 +130,14 @@ func (a *Applier) Serve(ctx context.Context) error {
 			}
 			a.log.Error("apply pass failed", "err", err)
 		}
+		if a.idle != nil {
+			a.idle()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-a.wake:
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

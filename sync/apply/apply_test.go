@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/store"
 )
@@ -289,6 +290,50 @@ func TestOnAppliedAndNotify(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("not applied after Notify")
+	}
+}
+
+// TestRescanOnClock: without a Notify, Serve applies what the replicas hold
+// at the next Rescan tick of its clock, and not before.
+func TestRescanOnClock(t *testing.T) {
+	a := newNode(t, "a", "", nil)
+	clk := clock.NewFake(testEpoch)
+	idle := make(chan struct{}, 1)
+	got := make(chan string, 100)
+	b := newNode(t, "b", "", func(o *Options) {
+		o.Rescan, o.Clock = time.Minute, clk
+		o.OnApplied = func(table string, r *store.Row) { got <- table + "/" + r.RowID }
+	})
+	b.ap.idle = func() {
+		select {
+		case idle <- struct{}{}:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.ap.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-idle // the first pass is over: only a tick or a Notify wakes Serve now
+	a.put(store.TableCrowInstances, "a", `{"name":"a"}`)
+	pull(t, b, a, a.log.Key(), 100)
+	clk.Advance(time.Minute - time.Nanosecond)
+	select {
+	case s := <-got:
+		t.Fatalf("applied %s before the rescan tick", s)
+	default:
+	}
+	if p := clk.Pending(); len(p) != 1 || p[0] != time.Nanosecond {
+		t.Fatalf("pending %v, want the rescan ticker due in 1ns", p)
+	}
+	clk.Advance(time.Nanosecond)
+	if s := <-got; s != "crow_instances/a" {
+		t.Fatalf("applied %s", s)
 	}
 }
 
