@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
 
-// maxAttempts is how often DB.Update runs a transaction that keeps conflicting (the
-// apply loop used to retry 20 times, the Writer 10).
-const maxAttempts = 20
+// maxAttempts is how often DB.Update runs a transaction that keeps conflicting. With
+// the backoff between attempts (see update) 50 attempts span up to about 1.5 s of
+// contention: enough for a storm of writers on a loaded machine (20 quick ones were
+// not), while a transaction that can never commit still fails.
+const maxAttempts = 50
 
 // Txn is one transaction on the DB. DB.View and DB.Update pass it to their fn; it is valid
 // only during fn and is not safe for concurrent use.
@@ -56,9 +60,22 @@ func (db *DB) Update(ctx context.Context, fn func(txn *Txn) error) error {
 // update is Update without publishing the queue head: it returns the highest q/ seq the
 // committed transaction allocated (0: none).
 func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, error) {
-	for range maxAttempts {
+	for attempt := range maxAttempts {
 		if err := ctx.Err(); err != nil {
 			return 0, err
+		}
+		if attempt >= 2 {
+			// Every row write allocates from s/seq, so concurrent writers
+			// conflict by design; after two quick retries, back off a
+			// random while (up to 1 ms, doubling, capped at 32 ms) so a storm
+			// of writers spreads out instead of failing. Real time: this
+			// paces contention, it schedules nothing.
+			backoff := time.Duration(rand.Int64N(int64(time.Millisecond<<min(attempt-2, 5)) + 1)) // < 32 ms
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(backoff):
+			}
 		}
 		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
 		err := fn(t)
