@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crow-sync/crow/clock"
 )
 
 // Token limits and timing (SPEC §9). Changing any of them changes which
@@ -293,4 +295,15 @@ func (s *TokenSource) Token(audience string) (string, error) {
 	}
 	s.cache[audience] = cached{token: tok, expiry: c.Expiry}
 	return tok, nil
+}
+
+// Verifier returns the check of tokens presented to this instance (self) by
+// peers: Verify at clk's time with keyOf (the registry's rule: the key the
+// seed derives for a registered, non-revoked instance), answering the
+// token's issuer.
+func Verifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error)) func(token string) (issuer string, err error) {
+	return func(token string) (string, error) {
+		c, err := Verify(token, self, clk.Now(), keyOf)
+		return c.Issuer, err
+	}
 }
