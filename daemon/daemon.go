@@ -86,7 +86,9 @@ func MemTransport(net *transport.MemNetwork) func(TransportConfig) (Transport, e
 	}
 }
 
-func libp2pTransport(c TransportConfig) (Transport, error) {
+// Libp2pTransport opens a libp2p Host (TCP, Noise, yamux) on c.Listen: the
+// production transport.
+func Libp2pTransport(c TransportConfig) (Transport, error) {
 	return transport.NewHost(transport.HostConfig{Key: c.Key, Listen: []string{c.Listen}, Logger: c.Logger, Admitter: c.Admit})
 }
 
@@ -155,7 +157,7 @@ func New(cfg Config, deps Deps) (d *Daemon, err error) {
 		d.getenv = os.Getenv
 	}
 	if deps.Transport == nil {
-		deps.Transport = libp2pTransport
+		deps.Transport = Libp2pTransport
 	}
 	if deps.Chain == nil {
 		deps.Chain = func(ctx context.Context, log *slog.Logger) (anchor.Chain, error) {
