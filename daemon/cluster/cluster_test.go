@@ -92,3 +92,21 @@ func TestPartitionedEditsMakeOneConflictEverywhere(t *testing.T) {
 		t.Errorf("conflict %+v, want an update conflict on %s", want[0], m.ID)
 	}
 }
+
+// TestLibp2pCluster: the same daemons over real libp2p on loopback
+// replicate, and a partition cuts them.
+func TestLibp2pCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts libp2p hosts")
+	}
+	c := cluster.New(t, 2, cluster.Options{Libp2p: true})
+	a, b := c.Node("A"), c.Node("B")
+	var m memory
+	a.MustDo(201, "POST", "/v1/memory", map[string]any{"content": "over libp2p", "project": "crow"}, &m)
+	c.Eventually("the memory on B", func() bool { return content(b, m.ID) == "over libp2p" })
+
+	c.Partition([]string{"A"}, []string{"B"})
+	b.MustDo(200, "PATCH", "/v1/memory/"+m.ID, map[string]any{"content": "B's edit"}, nil)
+	c.Heal()
+	c.Eventually("B's edit on A after the heal", func() bool { return content(a, m.ID) == "B's edit" })
+}
