@@ -142,11 +142,11 @@ type Daemon struct {
 
 // New builds the tree (see the package documentation for the stages). On
 // error, whatever was opened is closed again.
-func New(cfg Config, deps Deps) (d *Daemon, err error) {
+func New(cfg Config, deps Deps) (*Daemon, error) {
 	if cfg.Home == nil {
 		return nil, errors.New("daemon: Config.Home is required")
 	}
-	d = &Daemon{cfg: cfg, h: cfg.Home, log: deps.Logger, clk: deps.Clock, getenv: deps.Getenv}
+	d := &Daemon{cfg: cfg, h: cfg.Home, log: deps.Logger, clk: deps.Clock, getenv: deps.Getenv}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -164,25 +164,25 @@ func New(cfg Config, deps Deps) (d *Daemon, err error) {
 			return openChain(ctx, cfg.Home, cfg.Settings, log)
 		}
 	}
-	defer func() {
-		if err != nil {
-			d.close()
-			d = nil
-		}
-	}()
-	if err := d.buildStorage(deps.InMemoryStore); err != nil {
-		return nil, err
-	}
-	if err := d.buildDomain(); err != nil {
-		return nil, err
-	}
-	if err := d.buildReplication(deps.Transport); err != nil {
-		return nil, err
-	}
-	if err := d.buildEdges(deps.Chain); err != nil {
+	if err := d.build(deps); err != nil {
+		d.close() // the build error is the one to report
 		return nil, err
 	}
 	return d, nil
+}
+
+// build runs the stages in order.
+func (d *Daemon) build(deps Deps) error {
+	if err := d.buildStorage(deps.InMemoryStore); err != nil {
+		return err
+	}
+	if err := d.buildDomain(); err != nil {
+		return err
+	}
+	if err := d.buildReplication(deps.Transport); err != nil {
+		return err
+	}
+	return d.buildEdges(deps.Chain)
 }
 
 // onClose registers f to run when the daemon closes (last registered, first
