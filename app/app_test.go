@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/memory"
 )
 
@@ -161,6 +162,19 @@ func TestTableSanity(t *testing.T) {
 		slices.Sort(inPath)
 		if sp.Method != "" && !slices.Equal(wild, inPath) {
 			t.Errorf("%s %s: path wildcards %v, in:\"path\" fields %v", sp.Name, sp.Path, wild, inPath)
+		}
+	}
+}
+
+// TestPeerToolsMatchFederation pins federation's allow-list (which it uses
+// to know which calls are safe to retry) to the table's peer access, which
+// the gateway enforces: one policy, two readers.
+func TestPeerToolsMatchFederation(t *testing.T) {
+	for _, home := range []bool{false, true} {
+		got := slices.Sorted(slices.Values(app.PeerTools(home)))
+		want := federation.PeerAllowList(home).Tools()
+		if !slices.Equal(got, want) {
+			t.Errorf("home=%v: the table's peer tools %v, federation's allow-list %v", home, got, want)
 		}
 	}
 }

@@ -45,3 +45,15 @@ func (a AllowList) Allowed(tool string) bool {
 
 // Tools returns the allowed tools, sorted.
 func (a AllowList) Tools() []string { return slices.Sorted(maps.Keys(a.tools)) }
+
+// PeerAllowList is the policy of what peers may call on an instance: the
+// default search and read tools everywhere, and on home also ConsolidateTool,
+// which satellites call to forward consolidations (SPEC §10: only home
+// consolidates; the owner may ask any instance, which forwards).
+func PeerAllowList(home bool) AllowList {
+	tools := slices.Clone(defaultAllowed)
+	if home {
+		tools = append(tools, ConsolidateTool)
+	}
+	return NewAllowList(tools...)
+}

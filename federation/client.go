@@ -52,6 +52,9 @@ type ClientConfig struct {
 	// Peers returns the current registered, non-revoked instances other
 	// than self. It is called on every call, so must be cheap.
 	Peers func() []Peer
+	// Home returns the home instance, where Consolidate sends
+	// consolidations (optional: without it Consolidate is unavailable).
+	Home func() (Peer, error)
 	// HTTPClient is used for every request (optional).
 	HTTPClient *http.Client
 	// Logger is the component's logger, used as is (optional: slog.Default).

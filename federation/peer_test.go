@@ -42,6 +42,8 @@ type testPeer struct {
 	// its buffer).
 	entered chan struct{}
 
+	extra []server.ServerTool // more tools, added by withTool
+
 	mu      sync.Mutex // guards the fields below
 	results []map[string]any
 	methods []string // JSON-RPC methods of the POSTs it let through
@@ -53,6 +55,9 @@ type peerOption func(*testPeer)
 
 func legacyOnly(p *testPeer) { p.legacy = true }
 func hanging(p *testPeer)    { p.hang = make(chan struct{}) }
+func withTool(tool mcp.Tool, h server.ToolHandlerFunc) peerOption {
+	return func(p *testPeer) { p.extra = append(p.extra, server.ServerTool{Tool: tool, Handler: h}) }
+}
 func withResults(r ...map[string]any) peerOption {
 	return func(p *testPeer) { p.results = r }
 }
@@ -187,6 +192,7 @@ func (p *testPeer) newMCP() *server.StreamableHTTPServer {
 			}
 			return mcp.NewToolResultStructuredOnly(summariesAnswer{Instances: []Summary{self}}), nil
 		})
+	ms.AddTools(p.extra...)
 	var opts []server.StreamableHTTPOption
 	if p.legacy {
 		// Sessions, which a restart forgets: the old one gets 404.

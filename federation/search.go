@@ -109,11 +109,7 @@ func (c *Client) Search(ctx context.Context, targets []string, args json.RawMess
 	for _, i := range calls {
 		st := statuses[i]
 		run := func(ctx context.Context) ([]json.RawMessage, error) {
-			res, err := c.CallTool(ctx, st.ID, SearchTool, args)
-			if err != nil {
-				return nil, err
-			}
-			return searchResults(res)
+			return c.SearchMemories(ctx, st.ID, args)
 		}
 		if st.ID == c.cfg.Self {
 			run = local
@@ -280,25 +276,6 @@ func searchArgs(args json.RawMessage) (json.RawMessage, int, error) {
 	}
 	out, err := json.Marshal(m)
 	return out, limit, err
-}
-
-// searchResults extracts the result objects from a crow_search_memories
-// answer: structured content if any, else the JSON in the text content.
-func searchResults(res *mcp.CallToolResult) ([]json.RawMessage, error) {
-	if res.IsError {
-		return nil, fmt.Errorf("peer answered with an error: %s", toolText(res))
-	}
-	raw, err := structured(res)
-	if err != nil {
-		return nil, err
-	}
-	var body struct {
-		Results []json.RawMessage `json:"results"`
-	}
-	if err := json.Unmarshal(raw, &body); err != nil || body.Results == nil {
-		return nil, fmt.Errorf("answer has no results list")
-	}
-	return body.Results, nil
 }
 
 // structured returns a tool result's structured content as JSON, falling

@@ -145,6 +145,15 @@ func TestSearchArgs(t *testing.T) {
 	}
 }
 
+// searchResults is what SearchMemories makes of a peer's tool result.
+func searchResults(res *mcp.CallToolResult) ([]json.RawMessage, error) {
+	raw, err := answer("peer", SearchTool, res)
+	if err != nil {
+		return nil, searchError(err)
+	}
+	return decodeResults(raw)
+}
+
 func TestSearchResults(t *testing.T) {
 	ok := func(res *mcp.CallToolResult, want int) {
 		t.Helper()

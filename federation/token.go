@@ -294,3 +294,14 @@ func (s *TokenSource) Token(audience string) (string, error) {
 	s.cache[audience] = cached{token: tok, expiry: c.Expiry}
 	return tok, nil
 }
+
+// Verifier returns the check of tokens presented to this instance (self) by
+// peers: Verify at clk's time with keyOf (the registry's rule: the key the
+// seed derives for a registered, non-revoked instance), answering the
+// token's issuer.
+func Verifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error)) func(token string) (issuer string, err error) {
+	return func(token string) (string, error) {
+		c, err := Verify(token, self, clk.Now(), keyOf)
+		return c.Issuer, err
+	}
+}

@@ -37,7 +37,7 @@ var ErrForeignIdentity = errors.New("registry: instance belongs to another ident
 var ErrBadSignature = errors.New("registry: bad challenge signature")
 
 // ErrRevoked is returned by Register and RegisterSelf for an instance id that
-// has been revoked: a revoked id never comes back.
+// has been revoked (a revoked id never comes back), and by PeerKey.
 var ErrRevoked = errors.New("registry: instance is revoked")
 
 // ErrSecondHome is returned by Register and RegisterSelf when the instance

@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"strconv"
 
+	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
 )
 
@@ -59,7 +58,11 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	log = log.With("instance", h.Name)
-	return serveDaemon(ctx, log, h, cfg)
+	d, err := daemon.New(daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
+	if err != nil {
+		return err
+	}
+	return d.Serve(ctx)
 }
 
 func newLogger(g *globals, level string) (*slog.Logger, error) {
@@ -68,32 +71,4 @@ func newLogger(g *globals, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: lv})), nil
-}
-
-// defaultSyncListen returns the sync multiaddr: the configured one, else the
-// gateway's host with the gateway's port + 1 (port 0 stays 0).
-func defaultSyncListen(configured, gatewayAddr string) (string, error) {
-	if configured != "" {
-		return configured, nil
-	}
-	host, portStr, err := net.SplitHostPort(gatewayAddr)
-	if err != nil {
-		return "", err
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return "", err
-	}
-	if port != 0 {
-		port++
-	}
-	proto := "dns"
-	if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
-		proto = "ip4"
-	} else if ip != nil {
-		proto = "ip6"
-	} else if host == "" {
-		proto, host = "ip4", "0.0.0.0"
-	}
-	return fmt.Sprintf("/%s/%s/tcp/%d", proto, host, port), nil
 }

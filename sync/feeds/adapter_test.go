@@ -162,3 +162,33 @@ func mustHead(h feed.Head) []byte {
 	}
 	return b
 }
+
+// TestChangesMadeBeforeTheFeeds: a journal from a Changes made before the
+// Feeds (the daemon's order: the Writer exists before the Feeds' Allow rule
+// can be built) signals the Feeds' Changed.
+func TestChangesMadeBeforeTheFeeds(t *testing.T) {
+	a := newInst(t, "a", newKey(t), newKey(t))
+	changes := feeds.NewChanges()
+	j := changes.Journal(a.log)
+	f := feeds.New(a.log, a.reps, feeds.Options{Logger: quiet, Changes: changes})
+	var commit func()
+	if err := a.db.Update(context.Background(), func(txn *store.Txn) error {
+		var err error
+		commit, err = j.Stage(txn, [][]byte{[]byte("x")})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !drained(f.Changed()) {
+		t.Fatal("Changed signalled before the commit func ran")
+	}
+	commit()
+	if drained(f.Changed()) {
+		t.Fatal("Changed not signalled after commit")
+	}
+	changes.Notify()
+	changes.Notify() // coalesces, never blocks
+	if drained(f.Changed()) || !drained(f.Changed()) {
+		t.Fatal("two notifies did not coalesce into one wake-up")
+	}
+}

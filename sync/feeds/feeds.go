@@ -24,7 +24,30 @@ type Options struct {
 	// announced heads are ignored; what is already held is still served and
 	// announced. nil allows every feed.
 	Allow func(key feed.PublicKey) bool
+	// Changes, if set, is the signal Changed reads; give the Writer
+	// Changes.Journal(log) when the Writer has to exist before the Feeds
+	// (their Allow rule needs what the Writer builds). nil makes one.
+	Changes *Changes
 }
+
+// Changes is the "own feed grew" signal a Node reads from Feeds.Changed: at
+// most one pending wake-up, raised without blocking. Safe for concurrent use.
+type Changes struct{ c chan struct{} }
+
+// NewChanges returns a signal with no pending wake-up.
+func NewChanges() *Changes { return &Changes{c: make(chan struct{}, 1)} }
+
+// Notify raises the signal; it never blocks.
+func (c *Changes) Notify() {
+	select {
+	case c.c <- struct{}{}:
+	default:
+	}
+}
+
+// Journal returns j (normally the own *feed.Log) wrapped so that the commit
+// func of every Stage that appended entries also raises the signal.
+func (c *Changes) Journal(j *feed.Log) store.Journal { return journal{j: j, c: c} }
 
 // Feeds implements sync.Feeds over a feed.Log and feed.Replicas sharing one
 // storage. Safe for concurrent use.
@@ -34,7 +57,7 @@ type Feeds struct {
 	self    feed.PublicKey
 	opts    Options
 	lg      *slog.Logger
-	changed chan struct{}
+	changes *Changes
 }
 
 var _ crowsync.Feeds = (*Feeds)(nil)
@@ -45,42 +68,40 @@ func New(log *feed.Log, reps *feed.Replicas, opts Options) *Feeds {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Changes == nil {
+		opts.Changes = NewChanges()
+	}
 	return &Feeds{
 		log: log, reps: reps, self: log.Key(), opts: opts,
 		lg:      opts.Logger.With("component", "sync-feeds"),
-		changed: make(chan struct{}, 1),
+		changes: opts.Changes,
 	}
 }
 
 // Self returns the key of the own feed.
 func (f *Feeds) Self() feed.PublicKey { return f.self }
 
-func (f *Feeds) notify() {
-	select {
-	case f.changed <- struct{}{}:
-	default:
-	}
-}
+func (f *Feeds) notify() { f.changes.Notify() }
 
 // journal adapts the own feed.Log to store.Journal and signals Changed on
 // every commit.
 type journal struct {
 	j *feed.Log
-	f *Feeds
+	c *Changes
 }
 
 // Journal returns the own feed log j as the store's write path takes it:
 // Stage stages into the store's transaction (a store.Txn is a feed.KVTxn),
 // and the commit func of every Stage also signals Changed, so the Node
 // announces the new head as soon as the local write is durable.
-func (f *Feeds) Journal(j *feed.Log) store.Journal { return journal{j: j, f: f} }
+func (f *Feeds) Journal(j *feed.Log) store.Journal { return f.changes.Journal(j) }
 
 func (j journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) {
 	commit, err := j.j.Stage(txn, entries)
 	if err != nil || len(entries) == 0 {
 		return commit, err
 	}
-	return func() { commit(); j.f.notify() }, nil
+	return func() { commit(); j.c.Notify() }, nil
 }
 
 // Append appends entries to the own feed outside a store transaction (one
@@ -123,7 +144,7 @@ func (f *Feeds) Heads() ([]wire.Head, error) {
 }
 
 // Changed implements sync.Feeds.
-func (f *Feeds) Changed() <-chan struct{} { return f.changed }
+func (f *Feeds) Changed() <-chan struct{} { return f.changes.c }
 
 // decodeHead decodes a wire head's signed head and checks that it is of the
 // announced feed and covers the announced length. It does not verify the

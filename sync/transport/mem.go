@@ -78,6 +78,10 @@ func (t *MemTransport) Events() <-chan Event { return t.events }
 // Send implements Transport.
 func (t *MemTransport) Send(p PeerID, payload []byte) error { return t.send(p, payload) }
 
+// Addrs returns no addresses: peers on a MemNetwork are dialled by id alone.
+// It makes a MemTransport usable where a Host's Addrs is expected.
+func (t *MemTransport) Addrs() []string { return nil }
+
 // Dial implements Transport; addrs are ignored.
 func (t *MemTransport) Dial(ctx context.Context, p PeerID, _ []string) error {
 	t.net.mu.Lock()

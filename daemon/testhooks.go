@@ -1,8 +1,7 @@
-package main
+package daemon
 
 import (
 	"log/slog"
-	"os"
 	"strconv"
 	"sync/atomic"
 
@@ -22,9 +21,10 @@ type tamperingFeeds struct {
 	left atomic.Int64
 }
 
-// withTestHooks returns f, wrapped if a test hook is set in the environment.
-func withTestHooks(log *slog.Logger, f crowsync.Feeds) crowsync.Feeds {
-	n, err := strconv.Atoi(os.Getenv(tamperEnv))
+// withTestHooks returns f, wrapped if a test hook is set in the environment
+// (getenv).
+func withTestHooks(log *slog.Logger, getenv func(string) string, f crowsync.Feeds) crowsync.Feeds {
+	n, err := strconv.Atoi(getenv(tamperEnv))
 	if err != nil || n <= 0 {
 		return f
 	}

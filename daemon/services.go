@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -34,9 +34,7 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 		cancel()
 	}
 	for _, s := range svcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := s.serve(ctx)
 			switch {
 			case ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)):
@@ -47,7 +45,7 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 				log.Error("service failed", "service", s.name, "err", err)
 				fail(fmt.Errorf("%s: %w", s.name, err))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return firstErr

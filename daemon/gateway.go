@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/conflicts"
+	"github.com/crow-sync/crow/federation"
+	"github.com/crow-sync/crow/gateway"
+	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/registry"
+)
+
+// buildGateway is all of the edges' wiring: the operations (app) over every
+// stage's parts, and the gateway that serves them. kickAnchoring is called
+// after a new state version.
+func (d *Daemon) buildGateway(kickAnchoring func()) {
+	h := d.h
+	// The summaries cache takes this instance's own summary from the app,
+	// which takes the cache: the app is made first, with the cache set
+	// right after (before any part runs).
+	var chain app.ChainReader
+	if d.chain != nil {
+		chain = d.chain
+	}
+	keys := gateway.NewKeyChecker(h.APIKeyHash())
+	deps := app.Deps{
+		Logger: d.log,
+		Clock:  d.clk,
+		Self: app.Self{
+			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
+			PublicKey: hex.EncodeToString(h.PublicKey), Version: d.cfg.Version,
+			GatewayURL: d.gatewayURL, CreatedAt: d.createdAt.Format(time.RFC3339),
+			SyncAddrs: d.tr.Addrs,
+		},
+		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
+		Memories:  d.mem,
+		Instances: d.reg,
+		DB:        d.db,
+		Writer:    d.writer,
+		Conflicts: d.conflicts,
+		Recovery:  conflicts.NewRecovery(d.conflicts, d.writer),
+		SyncNode:  d.node,
+		SyncFeeds: d.syncFeeds,
+		SyncPause: func(p bool) {
+			d.pause.Set(p)
+			d.log.Info("sync paused by the operator", "paused", p)
+		},
+		SyncPaused: d.pause.Paused,
+		// The new key is on disk before the gateway accepts it (and only it).
+		RotateAPIKey: func() (string, error) {
+			key, err := h.RotateAPIKey()
+			if err == nil {
+				keys.SetHash(sha256.Sum256([]byte(key)))
+			}
+			return key, err
+		},
+		Projects:     d.projects,
+		Forwarder:    d.fed,
+		Consolidated: kickAnchoring,
+		Chain:        chain,
+		ProjectID:    h.Seed().ProjectIDHash,
+		Federation:   d.fed,
+	}
+	var local func(ctx context.Context) (federation.Summary, error)
+	d.summaries = federation.NewSummaries(d.fed, d.clk, func(ctx context.Context) (federation.Summary, error) { return local(ctx) })
+	deps.Summaries = d.summaries
+	deps.KickSummaries = d.summaries.Kick
+	a := app.New(deps)
+	local = a.LocalSummary
+	// A new instance's summary is fetched when it is registered, not at the
+	// next 5-minute round.
+	unsubscribe := d.reg.Subscribe(func(ev registry.Event) {
+		if ev.Kind == registry.EventAdded {
+			d.summaries.Kick()
+		}
+	})
+	d.onClose(func() error { unsubscribe(); return nil })
+
+	d.gw = gateway.New(gateway.Config{
+		Logger:          d.log,
+		App:             a,
+		Keys:            keys,
+		Writer:          d.writer,
+		Remote:          d.fed,
+		VerifyPeerToken: federation.Verifier(h.InstanceID, d.clk, d.reg.PeerKey),
+		Metrics:         d.metrics,
+	})
+}

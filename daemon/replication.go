@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/store"
+	crowsync "github.com/crow-sync/crow/sync"
+	"github.com/crow-sync/crow/sync/apply"
+	"github.com/crow-sync/crow/sync/feeds"
+	"github.com/crow-sync/crow/sync/protocol"
+	"github.com/crow-sync/crow/sync/transport"
+)
+
+// signal is a wake-up with at most one pending: Notify never blocks.
+type signal struct{ c chan struct{} }
+
+func newSignal() *signal { return &signal{c: make(chan struct{}, 1)} }
+
+func (s *signal) Notify() {
+	select {
+	case s.c <- struct{}{}:
+	default:
+	}
+}
+
+// pauseSwitch is the operator's replication pause: while on, no peer is
+// admitted or dialled. Flipping it raises the peer signal.
+type pauseSwitch struct {
+	on    atomic.Bool
+	peers *signal
+}
+
+func (p *pauseSwitch) Set(paused bool) { p.on.Store(paused); p.peers.Notify() }
+func (p *pauseSwitch) Paused() bool    { return p.on.Load() }
+
+// buildReplication is stage 3: the apply loop, the sync feeds, the
+// transport and the sync node.
+func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error)) error {
+	applyMetrics, err := apply.NewMetrics(d.metrics)
+	if err != nil {
+		return err
+	}
+	// The apply loop turns replicated feeds into rows; conflicts are recorded.
+	d.applier, err = apply.New(apply.Options{
+		DB: d.db, Replicas: d.reps, Conflicts: d.conflicts, Self: d.own.Key(), InstanceID: d.h.InstanceID,
+		AuthorKey: d.h.Seed().InstancePublicKey, Metrics: applyMetrics, Logger: d.log, Clock: d.clk,
+		OnApplied: func(table string, _ *store.Row) {
+			if table == store.TableCrowInstances {
+				if err := d.reg.Reload(context.Background()); err != nil {
+					d.log.Warn("reloading the registry after replication", "err", err)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	d.syncFeeds = feeds.New(d.own, d.reps, feeds.Options{
+		Logger:   d.log,
+		Changes:  d.changes,
+		OnStored: func(feed.PublicKey, feed.State) { d.applier.Notify() },
+		Allow:    func(key feed.PublicKey) bool { return d.reg.AllowsFeed(key[:]) },
+	})
+
+	// Replication follows the registry: only registered, non-revoked
+	// instances are admitted and dialled, and the operator may pause it.
+	d.peers = newSignal()
+	d.pause = &pauseSwitch{peers: d.peers}
+	listen, err := defaultSyncListen(d.cfg.Settings.SyncListen, d.cfg.Settings.Listen)
+	if err != nil {
+		return err
+	}
+	d.tr, err = open(TransportConfig{
+		Key: d.h.InstanceKey(), Listen: listen, Logger: d.log,
+		Admit: transport.AdmitFunc(func(p transport.PeerID) bool {
+			pub, err := p.PublicKey()
+			return err == nil && !d.pause.Paused() && d.reg.IsAdmittedKey(pub)
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("sync listen on %s: %w", listen, err)
+	}
+	d.onClose(d.tr.Close)
+	d.node, err = crowsync.NewNode(crowsync.Config{
+		Transport: d.tr, Feeds: withTestHooks(d.log, d.getenv, d.syncFeeds), Self: crowsync.FeedKey(d.own.Key()),
+		Clock: d.clk, Logger: d.log, Registerer: d.metrics,
+		// A fork (two signed histories of one feed) stops that feed; the
+		// operator hears of it through a high-priority notification.
+		OnEvent: func(ev crowsync.Event) {
+			if ev.Kind == protocol.EventFork {
+				key := ev.Feed
+				d.forks.Report(key[:])
+			}
+		},
+	})
+	return err
+}
+
+// serveRegistry keeps this instance's own row current, then keeps the sync
+// node's peers equal to the registry's (nothing while paused).
+func (d *Daemon) serveRegistry(ctx context.Context) error {
+	// Our own row: in the table from the first start, and kept current
+	// (sync addresses change when the port is chosen by the system).
+	_, err := d.reg.RegisterSelf(ctx, registry.SelfInfo{
+		Name: d.h.Name, Role: d.h.Role, GatewayURL: d.gatewayURL, SyncAddrs: d.tr.Addrs(), CreatedAt: d.createdAt,
+	})
+	if errors.Is(err, registry.ErrRevoked) {
+		return fmt.Errorf("this instance has been revoked; it cannot serve this identity any more: %w", err)
+	} else if err != nil {
+		return err
+	}
+	unsub := d.reg.Subscribe(func(registry.Event) { d.peers.Notify() })
+	defer unsub()
+	return crowsync.FollowPeers(ctx, d.node, d.syncPeers, d.peers.c)
+}
+
+// syncPeers is the registry's peer list as sync peers.
+func (d *Daemon) syncPeers() []crowsync.Peer {
+	if d.pause.Paused() {
+		return nil
+	}
+	var out []crowsync.Peer
+	for _, p := range d.reg.Endpoints() {
+		id, err := transport.PeerIDFromPublicKey(p.Key)
+		if err != nil {
+			continue
+		}
+		out = append(out, crowsync.Peer{ID: id, Addrs: p.SyncAddrs})
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/search"
+	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/sync/feeds"
+)
+
+// buildStorage is stage 1: the serve lock, the store, the feeds on it, the
+// local write path and the search index.
+func (d *Daemon) buildStorage(inMemory bool) error {
+	unlock, err := d.h.Lock()
+	if err != nil {
+		return err
+	}
+	d.onClose(unlock)
+	d.metrics = prometheus.NewRegistry()
+	d.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory})
+	if err != nil {
+		return fmt.Errorf("opening store: %w", err)
+	}
+	d.onClose(func() error {
+		if err := d.db.Close(); err != nil {
+			return fmt.Errorf("closing store: %w", err)
+		}
+		return nil
+	})
+	// Feeds: our own log and the verified replicas of everyone else's.
+	feedStore := feed.NewKVStorage(d.db)
+	if d.own, err = feed.OpenLog(feedStore, d.h.InstanceKey()); err != nil {
+		return err
+	}
+	d.reps = feed.OpenReplicas(feedStore, d.own.Key())
+	// The local write path appends to our feed in the row's transaction;
+	// each commit raises the signal the sync node announces new heads on.
+	d.changes = feeds.NewChanges()
+	d.writer, err = store.NewWriter(d.db, store.WriterOptions{InstanceID: d.h.InstanceID, Journal: d.changes.Journal(d.own), Logger: d.log})
+	if err != nil {
+		return err
+	}
+	if d.index, err = search.Open(d.h.IndexDir(), d.log); err != nil {
+		return fmt.Errorf("opening search index: %w", err)
+	}
+	d.onClose(d.index.Close)
+	d.indexer = search.NewIndexer(d.db, d.index)
+	d.indexer.Clock = d.clk
+	return nil
+}
