@@ -31,6 +31,37 @@ var kindNames = [...]string{
 	KindInsufficientStorage: "insufficient_storage",
 }
 
+// kindStatus is the HTTP status of each kind: the one table the gateway
+// answers with and the typed client reads back.
+var kindStatus = [...]int{
+	KindInternal: 500, KindInvalid: 400, KindUnauthorized: 401, KindForbidden: 403,
+	KindNotFound: 404, KindConflict: 409, KindTooLarge: 413, KindUpstream: 502,
+	KindUnavailable: 503, KindInsufficientStorage: 507,
+}
+
+// HTTPStatus is the HTTP status a REST answer of this kind carries.
+func (k Kind) HTTPStatus() int {
+	if int(k) < len(kindStatus) {
+		return kindStatus[k]
+	}
+	return 500
+}
+
+// KindOfStatus is the kind an HTTP error status stands for (the inverse of
+// HTTPStatus; the gateway's own 405 and 415 count as invalid input).
+func KindOfStatus(status int) Kind {
+	switch status {
+	case 405, 415:
+		return KindInvalid
+	}
+	for k, st := range kindStatus {
+		if st == status {
+			return Kind(k)
+		}
+	}
+	return KindInternal
+}
+
 // String is the kind's stable name ("not_found"), used on the wire.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -66,3 +66,22 @@ func pathValues(t *testing.T, pattern, path string) map[string]string {
 	}
 	return out
 }
+
+// TestKindStatusRoundTrip: every kind has its own status, and the typed
+// client reads the kind back from it.
+func TestKindStatusRoundTrip(t *testing.T) {
+	seen := map[int]Kind{}
+	for k := KindInternal; k <= KindInsufficientStorage; k++ {
+		st := k.HTTPStatus()
+		if prev, dup := seen[st]; dup {
+			t.Errorf("%v and %v share status %d", prev, k, st)
+		}
+		seen[st] = k
+		if got := KindOfStatus(st); got != k {
+			t.Errorf("KindOfStatus(%d) = %v, want %v", st, got, k)
+		}
+		if ParseKind(k.String()) != k {
+			t.Errorf("ParseKind(%q) != %v", k.String(), k)
+		}
+	}
+}

@@ -102,31 +102,6 @@ func StatusOf(err error) int {
 	return 0
 }
 
-// kindOfStatus is the inverse of the gateway's mapping.
-func kindOfStatus(st int) app.Kind {
-	switch st {
-	case http.StatusBadRequest, http.StatusUnsupportedMediaType, http.StatusMethodNotAllowed:
-		return app.KindInvalid
-	case http.StatusUnauthorized:
-		return app.KindUnauthorized
-	case http.StatusForbidden:
-		return app.KindForbidden
-	case http.StatusNotFound:
-		return app.KindNotFound
-	case http.StatusConflict:
-		return app.KindConflict
-	case http.StatusRequestEntityTooLarge:
-		return app.KindTooLarge
-	case http.StatusBadGateway:
-		return app.KindUpstream
-	case http.StatusServiceUnavailable:
-		return app.KindUnavailable
-	case http.StatusInsufficientStorage:
-		return app.KindInsufficientStorage
-	}
-	return app.KindInternal
-}
-
 // Do calls operation d with in and decodes its answer.
 func Do[In, Out any](ctx context.Context, c *Client, d *app.Def[In, Out], in In) (Out, error) {
 	var out Out
@@ -190,7 +165,7 @@ func (c *Client) Raw(ctx context.Context, method, path string, q url.Values, bod
 		return nil, fmt.Errorf("reading answer: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		e := &Error{Status: resp.StatusCode, Kind: kindOfStatus(resp.StatusCode)}
+		e := &Error{Status: resp.StatusCode, Kind: app.KindOfStatus(resp.StatusCode)}
 		if json.Unmarshal(data, e) != nil || e.Msg == "" {
 			e.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
 		}

@@ -19,31 +19,6 @@ import (
 // handler each, for every entry of app's table. Nothing here knows what an
 // operation does; errors are mapped from their kind, once per surface.
 
-// statusOf is the HTTP status of an error kind.
-func statusOf(k app.Kind) int {
-	switch k {
-	case app.KindInvalid:
-		return http.StatusBadRequest
-	case app.KindUnauthorized:
-		return http.StatusUnauthorized
-	case app.KindForbidden:
-		return http.StatusForbidden
-	case app.KindNotFound:
-		return http.StatusNotFound
-	case app.KindConflict:
-		return http.StatusConflict
-	case app.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case app.KindUpstream:
-		return http.StatusBadGateway
-	case app.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case app.KindInsufficientStorage:
-		return http.StatusInsufficientStorage
-	}
-	return http.StatusInternalServerError
-}
-
 // opRoute is the route of one REST operation.
 func (s *Server) opRoute(op app.Op) route {
 	sp := op.Info()
@@ -120,7 +95,7 @@ func (s *Server) writeOpError(w http.ResponseWriter, r *http.Request, sp *app.Sp
 		writeError(w, http.StatusServiceUnavailable, "request cancelled")
 		return
 	}
-	writeError(w, statusOf(k), "%s", app.Message(err))
+	writeError(w, k.HTTPStatus(), "%s", app.Message(err))
 }
 
 // KindMetaKey is the _meta key of a tool error result that carries the

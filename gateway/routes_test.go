@@ -327,7 +327,7 @@ func TestBodiesAreCapped(t *testing.T) {
 	s := bareServer(t)
 	big := `{"content":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
 	// With a Content-Length (refused before reading) and without one (chunked:
-	// refused when decodeJSON hits the cap): 413 both times.
+	// refused when the body is read past the cap): 413 both times.
 	for _, length := range []int64{int64(len(big)), -1} {
 		req := httptest.NewRequest("POST", "/v1/memory", strings.NewReader(big))
 		req.Host = "127.0.0.1:3001"
