@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,15 +65,28 @@ func TestMCPConformance(t *testing.T) {
 		r.Out.Header.Set("Authorization", "Bearer "+d.Key)
 	}, FlushInterval: -1})
 	t.Cleanup(proxy.Close)
+	run := func(path, sc string) (out []byte, m [][]byte, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, index, "server", "--url", proxy.URL+path, "--scenario", sc)
+		cmd.Dir = t.TempDir() // the suite writes its results below the working directory
+		out, err = cmd.CombinedOutput()
+		return out, conformanceResult.FindSubmatch(out), err
+	}
+	passed := func(m [][]byte, err error) bool {
+		return err == nil && m != nil && string(m[1]) == string(m[2]) && string(m[3]) == "0"
+	}
 	for _, path := range []string{"/mcp", "/router/mcp"} {
 		for _, sc := range conformanceScenarios {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			cmd := exec.CommandContext(ctx, node, index, "server", "--url", proxy.URL+path, "--scenario", sc)
-			cmd.Dir = t.TempDir() // the suite writes its results below the working directory
-			out, err := cmd.CombinedOutput()
-			cancel()
-			m := conformanceResult.FindSubmatch(out)
-			if err != nil || m == nil || string(m[1]) != string(m[2]) || string(m[3]) != "0" {
+			out, m, err := run(path, sc)
+			if !passed(m, err) && strings.Contains(string(out), "terminated") {
+				// The suite's HTTP client lost its connection mid-answer
+				// (seen once in CI under load, never reproduced): run the
+				// scenario once more; a real failure fails twice.
+				t.Logf("%s %s: the suite's connection was terminated; running it again\n%s", path, sc, out)
+				out, m, err = run(path, sc)
+			}
+			if !passed(m, err) {
 				t.Errorf("%s %s: %v\n%s", path, sc, err, out)
 				continue
 			}
