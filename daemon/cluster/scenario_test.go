@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +33,8 @@ import (
 //
 // Commands (nodes are named by the script; "all" means every node):
 //
-//	cluster a b c            start the nodes (the first is home); instance
-//	                         ids are fixed and ordered as the names
+//	cluster a b c            start the nodes (the first is home) and sync;
+//	                         instance ids are fixed and ordered as the names
 //	write a key=x [text=T] [importance=N]
 //	                         create a memory on a, remembered as x (the text
 //	                         is T, or the command's input)
@@ -49,13 +50,21 @@ import (
 //	                         group form one more); replaces the previous one
 //	heal                     undo the partition
 //	sync [a b ...]           wait until the nodes (default all) hold the same
-//	                         feeds at the same lengths and have applied them
+//	                         feeds at the same lengths, have applied them, and
+//	                         that stayed so for a moment (writes the daemons
+//	                         make on their own are done)
 //	conflicts a|all          a's conflict records, numbered (the numbers keep
 //	                         and restore take); all: syncs every node, waits
 //	                         until every node lists the same, prints them once
 //	keep a conflict=N        resolve a's N-th conflict by keeping the winner
 //	restore a conflict=N     ... by restoring the loser
 //	notifications a|all      a's notifications (all: the same on every node)
+//
+// Which of two concurrent versions wins is decided by Lamport timestamp,
+// then instance id. After a sync the node that wrote last has the lowest
+// clock (every other node applied its write: max(local, remote)+1), so a
+// scenario that wants a fixed winner makes the loser write last before the
+// partition.
 //
 // "all" forms wait (up to the cluster's timeout) for the nodes to agree, and
 // fail printing what each node said if they do not. Output never carries ids
@@ -223,7 +232,7 @@ func (s *scenario) start(a args) error {
 		pairs = append(pairs, ids[i], n.Name)
 	}
 	s.norm = strings.NewReplacer(pairs...)
-	return nil
+	return s.sync(s.names) // the registry rows of the start, settled
 }
 
 // normalise replaces instance and memory ids by names.
@@ -232,8 +241,16 @@ func (s *scenario) normalise(text string) string {
 	for k, id := range s.keys {
 		pairs = append(pairs, id, k)
 	}
-	return strings.NewReplacer(pairs...).Replace(s.norm.Replace(text))
+	text = strings.NewReplacer(pairs...).Replace(s.norm.Replace(text))
+	text = conflictID.ReplaceAllString(text, "<id>")
+	return timestamp.ReplaceAllString(text, "<time>")
 }
+
+var (
+	// conflictID matches a conflict record's id (32 hex digits).
+	conflictID = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
+	timestamp  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+)
 
 func (s *scenario) node(name string) (*cluster.Node, error) {
 	if !slices.Contains(s.names, name) {
@@ -252,7 +269,9 @@ func (s *scenario) one(a args) (*cluster.Node, error) {
 
 func cl(n *cluster.Node) *client.Client { return client.New(n.URL, n.APIKey) }
 
-func ctx() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), wait) }
+func ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), wait)
+}
 
 // failed prints an operation's error.
 func (s *scenario) failed(err error) {
@@ -484,7 +503,33 @@ func (s *scenario) sync(names []string) error {
 		}
 		nodes = append(nodes, n)
 	}
+	// Quiet: the same heads on two looks settle apart, so writes the
+	// daemons make on their own (home numbering memories, registry rows)
+	// are done, and Lamport clocks are where the next scenario step
+	// expects them.
+	var last string
+	var since time.Time
 	return eventually(fmt.Sprintf("%v to sync", names), func() (bool, string) {
+		ok, why, heads := s.synced(nodes)
+		switch {
+		case !ok:
+			last = ""
+			return false, why
+		case heads != last:
+			last, since = heads, time.Now()
+			return false, why
+		}
+		return time.Since(since) >= settle, why
+	})
+}
+
+// settle is how long the heads of synced nodes must stay put.
+const settle = 250 * time.Millisecond
+
+// synced reports whether nodes hold the same heads and have applied them,
+// why not, and the heads.
+func (s *scenario) synced(nodes []*cluster.Node) (bool, string, string) {
+	{
 		var first map[string]uint64
 		var why strings.Builder
 		ok := true
@@ -493,7 +538,7 @@ func (s *scenario) sync(names []string) error {
 			st, err := client.Do(cx, cl(n), app.SyncStatusOp, app.NoInput{})
 			cancel()
 			if err != nil {
-				return false, err.Error()
+				return false, err.Error(), ""
 			}
 			heads := map[string]uint64{}
 			for _, f := range st.Feeds {
@@ -503,14 +548,14 @@ func (s *scenario) sync(names []string) error {
 				}
 				key, err := hex.DecodeString(f.Feed)
 				if err != nil {
-					return false, err.Error()
+					return false, err.Error(), ""
 				}
 				var next uint64
 				if err := n.DB().View(func(txn *store.Txn) error {
 					next, err = txn.Applied(key)
 					return err
 				}); err != nil {
-					return false, err.Error()
+					return false, err.Error(), ""
 				}
 				if next < f.Length {
 					ok = false
@@ -524,8 +569,8 @@ func (s *scenario) sync(names []string) error {
 				ok = false
 			}
 		}
-		return ok, why.String()
-	})
+		return ok, why.String(), fmt.Sprint(first)
+	}
 }
 
 // conflicts lists n's conflict records in a stable order, numbered.
