@@ -1,8 +1,22 @@
+// Conflicts on real daemon processes: what only real processes show (the
+// CLI, a kill -9). The conflict rules themselves are scenario tests on an
+// in-process cluster, daemon/cluster/testdata/*.txt (run by
+// daemon/cluster/scenario_test.go). Moved there:
+//
+//	TestConcurrentEditsConvergeWithOneConflictRecord   concurrent_edits.txt (the CLI part stays below)
+//	TestDeleteVersusUpdateConflict                     delete_vs_update.txt
+//	TestInsertCollisionOnGenericTable                  insert_collision.txt
+//	TestIdenticalAndCausalEditsMakeNoConflict          no_conflict.txt
+//	TestOneNotificationForManyConflicts                notification_burst.txt
+//	TestRecoveryActionsReplicate, restore              restore.txt (the CLI part stays below)
+//	TestRecoveryActionsReplicate, stale restore, keep  stale_restore_keep.txt
+//
+// (three_way.txt is new: three versions of one row, one record per pair.)
+
 package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -109,7 +123,12 @@ func threeConverged(t *testing.T) (*Daemon, *Daemon, *Daemon, string) {
 	return home, a, b, id
 }
 
-func TestConcurrentEditsConvergeWithOneConflictRecord(t *testing.T) {
+// TestConcurrentEditAndRestoreOverCLI: concurrent edits on two
+// satellites make one conflict record, the same on all three daemons, that
+// the CLI lists and shows; restoring it with the CLI brings the overwritten
+// text back everywhere and resolves the record everywhere, and a second
+// restore (on another instance) is refused.
+func TestConcurrentEditAndRestoreOverCLI(t *testing.T) {
 	home, a, b, id := threeConverged(t)
 	cut(a)
 	cut(b)
@@ -124,21 +143,11 @@ func TestConcurrentEditsConvergeWithOneConflictRecord(t *testing.T) {
 	heal(a)
 	heal(b)
 	ids := sameEverywhere(t, id, 1, home, a, b)
-	_, ops := conflictIDs(home)
-	if ops[ids[0]] != "update" {
-		t.Fatalf("conflict op = %q, want update", ops[ids[0]])
-	}
-	// The loser is kept: both texts are in the record.
-	c := Must(home, app.ConflictsGet, app.ConflictID{ID: ids[0]})
+	c := conflictOn(home, ids[0])
 	texts := []string{contentOf(t, c.WinningData), contentOf(t, c.LosingData)}
 	for _, want := range []string{"laptop's edit", "vps's edit"} {
 		if !slices.Contains(texts, want) {
 			t.Fatalf("conflict record lacks %q: %+v", want, c)
-		}
-	}
-	for _, d := range []*Daemon{home, a, b} {
-		if n := Must(d, app.NotificationsList, app.PageIn{}); n.Unread != 1 {
-			t.Fatalf("%s: %v unread notifications, want 1", d.Name, n.Unread)
 		}
 	}
 	if out := a.MustCLI("conflicts", "list"); !strings.Contains(out, ids[0]) {
@@ -147,114 +156,27 @@ func TestConcurrentEditsConvergeWithOneConflictRecord(t *testing.T) {
 	if out := b.MustCLI("conflicts", "show", ids[0]); !strings.Contains(out, "overwritten") {
 		t.Fatalf("crow conflicts show:\n%s", out)
 	}
-}
 
-func TestDeleteVersusUpdateConflict(t *testing.T) {
-	home, a, b, id := threeConverged(t)
-	cut(a)
-	cut(b)
-	if res, err := Call(a, app.MemoryDelete, app.MemoryID{ID: id}); err != nil || !res.Deleted {
-		t.Fatalf("delete: %+v %v", res, err)
+	lost := contentOf(t, c.LosingData)
+	if out := a.MustCLI("conflicts", "restore", ids[0]); !strings.Contains(out, "resolved") {
+		t.Fatalf("crow conflicts restore printed %q", out)
 	}
-	if _, err := Call(b, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Importance: ptr(9)}); err != nil {
-		t.Fatalf("patch: %v", err)
-	}
-	heal(a)
-	heal(b)
-	ids := sameEverywhere(t, id, 1, home, a, b)
-	if _, ops := conflictIDs(b); ops[ids[0]] != "delete" {
-		t.Fatalf("conflict op = %q, want delete", ops[ids[0]])
-	}
-}
-
-func TestInsertCollisionOnGenericTable(t *testing.T) {
-	home, sats := cluster(t, "laptop", "vps")
-	a, b := sats[0], sats[1]
-	Eventually(t, syncTimeout, "convergence", func() bool { return converged(home, a, b) })
-	cut(a)
-	cut(b)
-	for d, text := range map[*Daemon]string{a: `"milk"`, b: `"eggs"`} {
-		in := app.RowPutIn{Table: "notes", RowID: "groceries", Data: map[string]json.RawMessage{"text": json.RawMessage(text)}}
-		if _, err := Call(d, app.TablesPut, in); err != nil {
-			t.Fatalf("%s: put: %v", d.Name, err)
-		}
-	}
-	heal(a)
-	heal(b)
-	var ids []string
-	Eventually(t, syncTimeout, "the collision recorded everywhere", func() bool {
-		ids, _ = conflictIDs(home)
-		ia, _ := conflictIDs(a)
-		ib, _ := conflictIDs(b)
-		return len(ids) == 1 && reflect.DeepEqual(ids, ia) && reflect.DeepEqual(ids, ib)
-	})
-	if _, ops := conflictIDs(a); ops[ids[0]] != "insert" {
-		t.Fatalf("conflict op = %q, want insert", ops[ids[0]])
-	}
-	ra := Must(a, app.TablesGet, app.RowIn{Table: "notes", RowID: "groceries"})
-	rb := Must(b, app.TablesGet, app.RowIn{Table: "notes", RowID: "groceries"})
-	if !sameJSON(t, ra.Data, rb.Data) {
-		t.Fatalf("live rows differ: %s vs %s", ra.Data, rb.Data)
-	}
-}
-
-func TestIdenticalAndCausalEditsMakeNoConflict(t *testing.T) {
-	home, a, b, id := threeConverged(t)
-	// Identical concurrent edits are noise.
-	cut(a)
-	cut(b)
-	for _, d := range []*Daemon{a, b} {
-		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("the same fix")}); err != nil {
-			t.Fatalf("%s: %v", d.Name, err)
-		}
-	}
-	heal(a)
-	heal(b)
-	sameEverywhere(t, id, 0, home, a, b)
-	// Edits that saw each other, delivered by every route (directly and
-	// re-delivered through home), are fast-forwards or stale skips.
-	for i, d := range []*Daemon{a, b, home, a} {
-		text := fmt.Sprintf("edit %d", i)
-		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: &text}); err != nil {
-			t.Fatalf("%s: %v", d.Name, err)
-		}
-		Eventually(t, syncTimeout, "edit to reach everyone", func() bool {
-			for _, o := range []*Daemon{home, a, b} {
-				if m := memoryOf(o, id); m == nil || m.Content != text {
-					return false
-				}
+	Eventually(t, syncTimeout, "the restored text and the resolution on every instance", func() bool {
+		for _, d := range []*Daemon{home, a, b} {
+			m := memoryOf(d, id)
+			c := conflictOn(d, ids[0])
+			if m == nil || m.Content != lost || !c.Resolved || c.Resolution != "restore" {
+				return false
 			}
-			return true
-		})
-	}
-	if ids := sameEverywhere(t, id, 0, home, a, b); len(ids) != 0 {
-		t.Fatalf("causal edits made conflicts: %v", ids)
-	}
-}
-
-func TestOneNotificationForManyConflicts(t *testing.T) {
-	home, sats := cluster(t, "laptop")
-	a := sats[0]
-	var ids []string
-	for i := 0; i < 5; i++ {
-		ids = append(ids, Must(home, app.MemoryCreate, app.MemoryCreateIn{Content: fmt.Sprintf("memory %d", i)}).ID)
-	}
-	Eventually(t, syncTimeout, "memories on laptop", func() bool { return memoryOf(a, ids[4]) != nil })
-	cut(a)
-	for _, id := range ids {
-		Must(home, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("home " + id)})
-		Must(a, app.MemoryUpdate, app.MemoryUpdateIn{ID: id, Content: ptr("laptop " + id)})
-	}
-	heal(a)
-	Eventually(t, syncTimeout, "five conflicts", func() bool {
-		x, _ := conflictIDs(home)
-		y, _ := conflictIDs(a)
-		return len(x) == 5 && reflect.DeepEqual(x, y)
-	})
-	for _, d := range []*Daemon{home, a} {
-		if n := Must(d, app.NotificationsList, app.PageIn{}); len(n.Notifications) != 1 || n.Unread != 1 {
-			t.Fatalf("%s: notifications = %+v, want exactly one unread", d.Name, n)
 		}
+		return true
+	})
+	if out := b.MustCLI("conflicts", "list", "--unresolved"); !strings.Contains(out, "(no conflicts)") {
+		t.Fatalf("b still lists unresolved conflicts:\n%s", out)
+	}
+	// Restoring again is refused: it is resolved (on b, where it was not restored).
+	if _, errOut, err := b.CLI("conflicts", "restore", ids[0]); err == nil || !strings.Contains(errOut, "already resolved") {
+		t.Fatalf("second restore: err=%v stderr=%q", err, errOut)
 	}
 }
 
@@ -297,93 +219,4 @@ func countMemories(d *Daemon) int {
 func conflictOn(d *Daemon, id string) conflicts.Conflict {
 	d.t.Helper()
 	return Must(d, app.ConflictsGet, app.ConflictID{ID: id})
-}
-
-// The recovery view's actions on real daemons: a conflict restored on one
-// instance (CLI) brings the overwritten text back on all three, and the
-// record reads resolved (restore) everywhere; a second conflict kept through
-// REST on another instance reads resolved (keep) everywhere; restore refuses
-// a stale conflict with a 409 and changes nothing.
-func TestRecoveryActionsReplicate(t *testing.T) {
-	home, a, b, id := threeConverged(t)
-	edit := func(d *Daemon, mid, text string) {
-		t.Helper()
-		if _, err := Call(d, app.MemoryUpdate, app.MemoryUpdateIn{ID: mid, Content: &text}); err != nil {
-			t.Fatalf("%s: patch: %v", d.Name, err)
-		}
-	}
-	cut(a)
-	cut(b)
-	edit(a, id, "laptop's edit")
-	edit(b, id, "vps's edit")
-	heal(a)
-	heal(b)
-	ids := sameEverywhere(t, id, 1, home, a, b)
-	c := conflictOn(home, ids[0])
-	lost := contentOf(t, c.LosingData)
-
-	out := a.MustCLI("conflicts", "restore", ids[0])
-	if !strings.Contains(out, "resolved") {
-		t.Fatalf("crow conflicts restore printed %q", out)
-	}
-	Eventually(t, syncTimeout, "the restored text and the resolution on every instance", func() bool {
-		for _, d := range []*Daemon{home, a, b} {
-			m := memoryOf(d, id)
-			c := conflictOn(d, ids[0])
-			if m == nil || m.Content != lost || !c.Resolved || c.Resolution != "restore" {
-				return false
-			}
-		}
-		return true
-	})
-	if out := b.MustCLI("conflicts", "list", "--unresolved"); !strings.Contains(out, "(no conflicts)") {
-		t.Fatalf("b still lists unresolved conflicts:\n%s", out)
-	}
-	// Restoring again is refused: it is resolved (on b, where it was not restored).
-	if _, errOut, err := b.CLI("conflicts", "restore", ids[0]); err == nil || !strings.Contains(errOut, "already resolved") {
-		t.Fatalf("second restore: err=%v stderr=%q", err, errOut)
-	}
-
-	// A second conflict, then the row changes again: restore is stale.
-	cut(a)
-	cut(b)
-	edit(a, id, "laptop again")
-	edit(b, id, "vps again")
-	heal(a)
-	heal(b)
-	ids2 := sameEverywhere(t, id, 2, home, a, b)
-	var second string
-	for _, cid := range ids2 {
-		if cid != ids[0] {
-			second = cid
-		}
-	}
-	edit(home, id, "home moved on")
-	Eventually(t, syncTimeout, "home's edit everywhere", func() bool {
-		ma, mb := memoryOf(a, id), memoryOf(b, id)
-		return ma != nil && mb != nil && ma.Content == "home moved on" && mb.Content == "home moved on"
-	})
-	if _, err := Call(b, app.ConflictsRestore, app.ConflictID{ID: second}); client.StatusOf(err) != 409 || client.KindOf(err) != app.KindConflict || !strings.Contains(fmt.Sprint(err), "stale") {
-		t.Fatalf("stale restore: %v (status %d)", err, client.StatusOf(err))
-	}
-	if m := memoryOf(b, id); m == nil || m.Content != "home moved on" {
-		t.Fatalf("a refused restore changed the row: %+v", m)
-	}
-	// Keep it on b instead: resolved everywhere.
-	if c, err := Call(b, app.ConflictsKeep, app.ConflictID{ID: second}); err != nil || c.Resolution != "keep" {
-		t.Fatalf("keep = %+v %v", c, err)
-	}
-	Eventually(t, syncTimeout, "the keep on every instance", func() bool {
-		for _, d := range []*Daemon{home, a} {
-			if c := conflictOn(d, second); !c.Resolved || c.Resolution != "keep" {
-				return false
-			}
-		}
-		return true
-	})
-	for _, d := range []*Daemon{home, a, b} {
-		if m := memoryOf(d, id); m == nil || m.Content != "home moved on" {
-			t.Fatalf("%s: keep changed the row: %+v", d.Name, m)
-		}
-	}
 }

@@ -95,7 +95,7 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 		})
 	}
 	// conflict makes one real conflict on memory mid as
-	// TestRecoveryActionsReplicate does (a and b cut off, an edit on each,
+	// TestConcurrentEditAndRestoreOverCLI does (a and b cut off, an edit on each,
 	// healed) and waits, as sameEverywhere does, until the three instances
 	// serve the same row and the same want conflict records. It returns the
 	// new conflict's id.

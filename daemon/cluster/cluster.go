@@ -17,6 +17,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -45,6 +46,11 @@ type Options struct {
 	LogLevel slog.Level
 	// Timeout bounds New's and Eventually's waits (default 30s).
 	Timeout time.Duration
+	// InstanceIDs, if set, are the nodes' instance ids (UUIDs, one per
+	// node) instead of random ones: concurrent versions with equal Lamport
+	// timestamps are ordered by instance id, so a scenario that prints
+	// which version won needs them fixed.
+	InstanceIDs []string
 }
 
 // Node is one daemon of the cluster.
@@ -96,6 +102,9 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	if len(opts.Names) != n {
 		t.Fatalf("cluster: %d names for %d nodes", len(opts.Names), n)
 	}
+	if opts.InstanceIDs != nil && len(opts.InstanceIDs) != n {
+		t.Fatalf("cluster: %d instance ids for %d nodes", len(opts.InstanceIDs), n)
+	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 30 * time.Second
 	}
@@ -115,7 +124,11 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		if i == 0 {
 			role = home.RoleHome
 		}
-		c.Nodes = append(c.Nodes, c.start(name, seed, role))
+		id := ""
+		if opts.InstanceIDs != nil {
+			id = opts.InstanceIDs[i]
+		}
+		c.Nodes = append(c.Nodes, c.start(name, id, seed, role))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
@@ -137,11 +150,18 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 }
 
 // start initialises and serves one node.
-func (c *Cluster) start(name string, seed identity.Seed, role string) *Node {
+// id, if not "", replaces the instance id Init chose (before anything
+// derives from it: the instance key is derived from the seed and the id).
+func (c *Cluster) start(name, id string, seed identity.Seed, role string) *Node {
 	t := c.t
 	dir := filepath.Join(c.dir, name)
 	if _, err := home.Init(dir, name, seed, role); err != nil {
 		t.Fatalf("cluster: init %s: %v", name, err)
+	}
+	if id != "" {
+		if err := os.WriteFile(home.PathsOf(dir).InstanceIDFile(), []byte(id+"\n"), 0o600); err != nil {
+			t.Fatalf("cluster: setting the instance id of %s: %v", name, err)
+		}
 	}
 	h, err := home.Load(dir)
 	if err != nil {
