@@ -216,10 +216,37 @@ func TestBadInputSameVerdictOnRESTAndMCP(t *testing.T) {
 			}
 		})
 	}
+	// An operation with no case of its own above (one added later) still
+	// gets one, derived from its definition: an unknown field or argument,
+	// which both surfaces refuse as invalid input. Adding an operation needs
+	// no edit here.
 	for _, op := range app.Ops() {
-		if sp := op.Info(); sp.Method != "" && sp.Tool != "" && !walked[sp.Name] {
-			t.Errorf("%s (%s %s, %s) has no bad-input case", sp.Name, sp.Method, sp.Path, sp.Tool)
+		sp := op.Info()
+		if sp.Method == "" || sp.Tool == "" || walked[sp.Name] {
+			continue
 		}
+		t.Run("derived: "+sp.Name+" with an unknown field", func(t *testing.T) {
+			path := map[string]string{}
+			for _, f := range op.Input().Fields {
+				if f.In == app.InPath {
+					path[f.RESTName] = "x"
+				}
+			}
+			query, body := "no_such_field=1", ""
+			if op.Input().Body {
+				query, body = "", `{"no_such_field":1}`
+			}
+			status, restMsg := restCall(t, env.url, sp, path, query, body)
+			kind, mcpMsg := mcpCall(t, c, sp.Tool, `{"no_such_field":1}`)
+			if kind != app.KindInvalid || status != statusOfKind[app.KindInvalid] {
+				t.Errorf("unknown field: REST %d %q, MCP %v %q; want invalid on both", status, restMsg, kind, mcpMsg)
+			}
+			for _, msg := range []string{restMsg, mcpMsg} {
+				if !strings.Contains(msg, "no_such_field") {
+					t.Errorf("message %q does not name the unknown field", msg)
+				}
+			}
+		})
 	}
 	// None of it stored anything.
 	if n := len(ok(t, c, "crow_list_memories", nil)["memories"].([]any)); n != 1 {

@@ -46,7 +46,8 @@ const (
 	initBody      = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 )
 
-var allTools = []string{
+// specTools are the tools SPEC §8 names: every one must be served.
+var specTools = []string{
 	"crow_store_memory", "crow_search_memories", "crow_get_memory", "crow_list_memories",
 	"crow_update_memory", "crow_delete_memory", "crow_list_instances", "crow_register_instance",
 	"crow_revoke_instance", "crow_sync_status", "crow_list_sync_conflicts", "crow_sync_conflicts_keep_current",
@@ -54,19 +55,28 @@ var allTools = []string{
 	"get_project_state", "update_project_state",
 }
 
-// toolsOf are the tools path serves: /router/mcp leaves out the operations
-// about this instance only (app.Spec.NoRoute: registering and revoking).
+// toolsOf are the tools path serves: every operation of app's table with a
+// tool (so a new operation needs no edit here); /router/mcp leaves out the
+// operations about this instance only (app.Spec.NoRoute: registering and
+// revoking).
 func toolsOf(path string) []string {
-	if path != rtrPath {
-		return allTools
-	}
 	var out []string
-	for _, name := range allTools {
-		if !slices.ContainsFunc(app.Ops(), func(op app.Op) bool { return op.Info().Tool == name && op.Info().NoRoute }) {
-			out = append(out, name)
+	for _, op := range app.Ops() {
+		if sp := op.Info(); sp.Tool != "" && (path != rtrPath || !sp.NoRoute) {
+			out = append(out, sp.Tool)
 		}
 	}
 	return out
+}
+
+// TestSpecToolsServed: the table serves at least the tools SPEC §8 names.
+func TestSpecToolsServed(t *testing.T) {
+	served := toolsOf(mcpPath)
+	for _, name := range specTools {
+		if !slices.Contains(served, name) {
+			t.Errorf("SPEC §8 names %s, which no operation serves", name)
+		}
+	}
 }
 
 func testSeed() identity.Seed {
