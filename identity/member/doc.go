@@ -6,7 +6,7 @@
 //
 // # Keys
 //
-// The root key is the seed's (identity [identity.Seed.RootKey]); it lives only
+// The root key is the seed's ([identity.Seed.RootKey]); it lives only
 // on home and signs certificates and revocations. Home's key is home's
 // instance key; it signs join answers and its public half travels in
 // invites. Each satellite generates its own key and never sees the seed.
