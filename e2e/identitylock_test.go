@@ -77,6 +77,15 @@ func TestIdentityLock(t *testing.T) {
 		t.Errorf("identity show changed with the lock:\n%v\n%v", before, after)
 	}
 
+	// export needs the passphrase of the locked seed (then the export's own).
+	if _, errOut, err := run(d, []string{"-CROW_PASSPHRASE"}, "identity", "export"); err == nil || !strings.Contains(errOut, "no passphrase was given") {
+		t.Errorf("export of a locked home without a passphrase: err=%v stderr=%q", err, errOut)
+	}
+	blob := filepath.Join(t.TempDir(), "seed.blob")
+	if _, errOut, err := run(d, []string{"CROW_PASSPHRASE=" + pass}, "identity", "export", "--out", blob); err != nil || !strings.Contains(errOut, "master key") {
+		t.Errorf("export of a locked home: err=%v stderr=%q", err, errOut)
+	}
+
 	// A wrong passphrase, or none: serve exits non-zero, says why, changes nothing.
 	snap := fileSnapshot(t, d.Home, "identity", "identity.pub", "instance-id", "instance.json", "api-key")
 	for _, c := range []struct {
@@ -136,10 +145,13 @@ func TestIdentityLock(t *testing.T) {
 	}
 	d.Stop()
 
-	// The locked file is an export blob: init --import reads it.
-	sat := filepath.Join(t.TempDir(), "sat")
-	if _, errOut, err := run(d, []string{"CROW_HOME=" + sat, "CROW_PASSPHRASE=" + pass}, "init", "--name", "sat", "--import", idPath); err != nil {
-		t.Errorf("init --import of the locked identity file: %v: %s", err, errOut)
+	// The locked file is an export blob: init --import reads it, as it
+	// reads the export.
+	for i, f := range []string{idPath, blob} {
+		sat := filepath.Join(t.TempDir(), fmt.Sprint("sat", i))
+		if _, errOut, err := run(d, []string{"CROW_HOME=" + sat, "CROW_PASSPHRASE=" + pass}, "init", "--name", "sat", "--import", f); err != nil {
+			t.Errorf("init --import %s: %v: %s", f, err, errOut)
+		}
 	}
 
 	// Unlock: a wrong passphrase changes nothing; the right one restores

@@ -96,6 +96,10 @@ func TestLockUnlockIdentity(t *testing.T) {
 	if err := LockIdentity(dir, lockPass); !errors.Is(err, ErrLocked) {
 		t.Errorf("lock twice: %v, want ErrLocked", err)
 	}
+	// What needs no seed works on a locked home.
+	if _, err := h.RotateAPIKey(); err != nil {
+		t.Errorf("RotateAPIKey on a locked home: %v", err)
+	}
 
 	// A wrong passphrase changes nothing, in memory or on disk.
 	snap := snapshot(t, dir)
