@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -145,6 +146,9 @@ type Daemon struct {
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if cfg.Home == nil {
 		return nil, errors.New("daemon: Config.Home is required")
+	}
+	if cfg.Home.Locked() {
+		return nil, fmt.Errorf("daemon: %w: decrypt it first (home.Home.Decrypt)", home.ErrLocked)
 	}
 	d := &Daemon{cfg: cfg, h: cfg.Home, log: deps.Logger, clk: deps.Clock, getenv: deps.Getenv}
 	if d.log == nil {

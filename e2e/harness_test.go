@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,6 +63,7 @@ type Daemon struct {
 
 	gwPort, syncPort int      // kept across restarts, like a real machine's
 	Env              []string // extra environment for serve
+	Unset            []string // variables removed from every process's environment (e.g. CROW_PASSPHRASE)
 }
 
 // NewDaemon creates a home directory and runs `crow init` in it. With importFrom
@@ -101,7 +103,20 @@ func (d *Daemon) stopAtCleanup() {
 
 // env is the environment every crow process of this daemon gets.
 func (d *Daemon) env() []string {
-	return append(os.Environ(), "CROW_HOME="+d.Home, "CROW_PASSPHRASE=e2e-passphrase", "CROW_LOG_LEVEL=info")
+	env := append(os.Environ(), "CROW_HOME="+d.Home, "CROW_PASSPHRASE=e2e-passphrase", "CROW_LOG_LEVEL=info")
+	return withoutEnv(env, d.Unset...)
+}
+
+// withoutEnv drops the variables named keys from env.
+func withoutEnv(env []string, keys ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(keys, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // CLI runs a crow command against this daemon's home.

@@ -2,7 +2,11 @@
 // ~/.crow) and the small files in it.
 //
 //	path             mode  written by          contents
-//	identity         0600  Init                master seed: 64 lowercase hex digits + "\n"
+//	identity         0600  Init, LockIdentity  master seed: 64 lowercase hex digits + "\n"; once locked,
+//	                                           the identity export blob ("crow-identity-v1:..." + "\n")
+//	identity.pub     0600  LockIdentity        only while locked: {"format": "crow-identity-pub-v1",
+//	                                           crow_id, root_public_key, anchor_address, instance_id,
+//	                                           instance_public_key}; removed by UnlockIdentity
 //	instance-id      0600  Init (O_EXCL)       this instance's UUIDv4 + "\n"; never rewritten
 //	instance.json    0600  Init                {"name": "...", "role": "home"|"satellite"}
 //	api-key          0600  Init, RotateAPIKey  owner API key, "crow_" + 43 base64url chars, no newline

@@ -38,7 +38,10 @@ type Home struct {
 	Paths
 	Info
 
-	seed identity.Seed
+	seed   identity.Seed
+	locked bool   // the identity file holds an encrypted blob; seed is zero
+	blob   []byte // the armored blob while locked
+	public Public
 
 	mu      sync.Mutex
 	apiKey  string   // guarded by mu; "" if the api-key file is absent
@@ -73,18 +76,31 @@ func Load(dir string) (*Home, error) {
 		}
 	}
 
-	raw, err := hex.DecodeString(strings.TrimSpace(string(seedText)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not hex", ErrCorrupt, p.IdentityFile())
-	}
-	seed, err := identity.SeedFromBytes(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, p.IdentityFile(), err)
-	}
 	id := strings.TrimSpace(string(idText))
+	locked := isLockedText(seedText)
+	var seed identity.Seed
+	if !locked {
+		raw, err := hex.DecodeString(strings.TrimSpace(string(seedText)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s is not hex", ErrCorrupt, p.IdentityFile())
+		}
+		if seed, err = identity.SeedFromBytes(raw); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, p.IdentityFile(), err)
+		}
+	}
 	if !validUUID(id) {
 		return nil, fmt.Errorf("%w: %s does not hold a UUID", ErrCorrupt, p.InstanceIDFile())
 	}
+	var pub Public
+	if locked {
+		var err error
+		if pub, err = loadPublic(p, id); err != nil {
+			return nil, err
+		}
+	} else {
+		pub = publicOf(seed, id)
+	}
+	instPub, _ := hex.DecodeString(pub.InstancePublicKey) // checked by loadPublic
 
 	instText, err := os.ReadFile(p.InstanceFile())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -109,10 +125,15 @@ func Load(dir string) (*Home, error) {
 			InstanceID: id,
 			Name:       inst.Name,
 			Role:       inst.Role,
-			CrowID:     seed.CrowID(),
-			PublicKey:  seed.InstancePublicKey(id),
+			CrowID:     pub.CrowID,
+			PublicKey:  ed25519.PublicKey(instPub),
 		},
-		seed: seed,
+		seed:   seed,
+		locked: locked,
+		public: pub,
+	}
+	if locked {
+		h.blob = trimBlob(seedText)
 	}
 	if err := h.loadAPIKey(); err != nil {
 		return nil, err
@@ -186,11 +207,25 @@ func validUUID(s string) bool {
 	return true
 }
 
-// Seed returns the master seed.
-func (h *Home) Seed() identity.Seed { return h.seed }
+// Seed returns the master seed. It panics on a locked home (Locked): call
+// Decrypt first.
+func (h *Home) Seed() identity.Seed {
+	h.mustBeOpen()
+	return h.seed
+}
 
-// InstanceKey returns this instance's Ed25519 private key.
-func (h *Home) InstanceKey() ed25519.PrivateKey { return h.seed.InstanceKey(h.InstanceID) }
+// InstanceKey returns this instance's Ed25519 private key. It panics on a
+// locked home (Locked): call Decrypt first.
+func (h *Home) InstanceKey() ed25519.PrivateKey {
+	h.mustBeOpen()
+	return h.seed.InstanceKey(h.InstanceID)
+}
+
+func (h *Home) mustBeOpen() {
+	if h.locked {
+		panic("home: the seed of a locked identity was used before Home.Decrypt")
+	}
+}
 
 // APIKey returns the plaintext owner API key, or "" if the api-key file was
 // removed.

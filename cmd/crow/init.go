@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
@@ -79,41 +77,4 @@ func runInit(ctx context.Context, g *globals, args []string) error {
 	}
 	fmt.Fprintln(g.stdout, info.InstanceID)
 	return nil
-}
-
-// passphrase returns CROW_PASSPHRASE, or asks for it on the terminal.
-// With confirm it asks twice.
-func passphrase(g *globals, prompt string, confirm bool) ([]byte, error) {
-	if p, ok := os.LookupEnv("CROW_PASSPHRASE"); ok {
-		if p == "" {
-			return nil, errors.New("CROW_PASSPHRASE is set but empty")
-		}
-		return []byte(p), nil
-	}
-	in := bufio.NewReader(g.stdin)
-	read := func(prompt string) (string, error) {
-		fmt.Fprint(g.stderr, prompt)
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			return "", errors.New("no passphrase: set CROW_PASSPHRASE or type it at the prompt")
-		}
-		return strings.TrimRight(line, "\r\n"), nil
-	}
-	p, err := read(prompt)
-	if err != nil {
-		return nil, err
-	}
-	if p == "" {
-		return nil, errors.New("the passphrase must not be empty")
-	}
-	if confirm {
-		again, err := read("again: ")
-		if err != nil {
-			return nil, err
-		}
-		if again != p {
-			return nil, errors.New("the two passphrases differ")
-		}
-	}
-	return []byte(p), nil
 }

@@ -40,6 +40,13 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if h.Locked() {
+		if err := decryptHome(g, h); err != nil {
+			return err
+		}
+	}
+	// Nothing this process starts needs the passphrase.
+	os.Unsetenv("CROW_PASSPHRASE")
 	cfg, err := home.LoadConfig(dir, os.LookupEnv)
 	if err != nil {
 		return err
