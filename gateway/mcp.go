@@ -16,9 +16,9 @@ import (
 // The MCP endpoints (SPEC §8): /mcp serves the local tools; /router/mcp serves
 // the same tools, each taking a required instance_id, and routes the call to
 // that instance. Both are mcp-go streamable-HTTP servers behind the owner key
-// and the browser guard (mcp_guard.go). The tools call the same memory.Service
-// and registry.Registry methods as the REST handlers and answer the same field
-// names; tool failures are IsError results that say what to fix, never
+// and the browser guard (mcp_guard.go). Each tool is an operation of app's
+// table, the same one its REST route runs (ops.go), so both answer the same
+// field names; tool failures are IsError results that say what to fix, never
 // JSON-RPC errors.
 
 // Paths of the MCP endpoints.
@@ -39,7 +39,7 @@ type RemoteCaller interface {
 // mcpTool is one tool: its schema and the logic behind it. call returns the
 // structured result (a JSON object, or a *mcp.CallToolResult passed through
 // as is) or an error that toolErrorResult turns into an IsError result.
-// spec is the operation's (nil for the tools not yet in app's table).
+// spec is the operation's.
 type mcpTool struct {
 	tool mcp.Tool
 	call func(ctx context.Context, args json.RawMessage) (any, error)
@@ -109,11 +109,11 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 
 // routedTools returns tools for /router/mcp: each takes a required
 // instance_id and runs locally when it names this instance, through remote
-// otherwise (nil remote: a tool error until federation arrives).
+// otherwise (nil remote: a tool error).
 func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 	out := make([]mcpTool, 0, len(tools))
 	for _, t := range tools {
-		if t.spec != nil && t.spec.NoRoute {
+		if t.spec.NoRoute {
 			continue
 		}
 		rt := t.tool
@@ -169,7 +169,7 @@ func routedSchema(t mcp.Tool) json.RawMessage {
 type routedTool struct {
 	s      *Server
 	local  mcpTool
-	remote RemoteCaller // nil until federation
+	remote RemoteCaller // nil: calls for other instances are refused
 }
 
 func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -202,7 +202,7 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 	// and counts the refusal: crow_federation_peer_requests_total
 	// {outcome="tool_denied"}); the router does not pre-empt it.
 	if r.remote == nil {
-		return nil, app.Invalidf("instance %q is not this instance (%q): routing to peers arrives with federation; "+
+		return nil, app.Errorf(app.KindUnavailable, "instance %q is not this instance (%q) and this gateway has no federation client to route to it; "+
 			"call %s with instance_id %q, or call that instance's own gateway", id, self, r.local.tool.Name, self)
 	}
 	res, err := r.remote.CallTool(ctx, id, r.local.tool.Name, rest)

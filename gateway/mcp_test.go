@@ -608,7 +608,7 @@ func TestMCPRouter(t *testing.T) {
 	defer peer.Close()
 	ok(t, owner(t, env.url+mcpPath), "crow_register_instance", map[string]any{"gateway_url": peer.URL})
 	for _, tool := range toolsOf(rtrPath) {
-		toolErr(t, c, tool, map[string]any{"instance_id": peerID, "query": "x"}, "routing to peers arrives with federation", peerID)
+		toolErr(t, c, tool, map[string]any{"instance_id": peerID, "query": "x"}, "has no federation client", peerID)
 	}
 	toolErr(t, c, "crow_get_memory", map[string]any{"instance_id": "ghost", "id": "x"}, "no instance \"ghost\" is registered")
 	toolErr(t, c, "crow_get_memory", map[string]any{"id": "x"}, "instance_id is required")

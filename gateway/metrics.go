@@ -18,9 +18,9 @@ import (
 //   - crow_http_requests_total{route,code}, crow_http_request_duration_seconds{route}
 //   - crow_mcp_tool_call_duration_seconds{endpoint,tool,outcome}
 //   - crow_store_writes_total, crow_store_write_commits_total (Config.Writer)
-//   - crow_feed_length{feed,instance} (Config.SyncFeeds)
-//   - crow_sync_peer_lag{peer,instance_id} (Config.SyncNode)
-//   - crow_sync_conflicts_unresolved (Config.Conflicts)
+//   - crow_feed_length{feed,instance}, crow_sync_peer_lag{peer,instance_id}
+//     (app's sync.status operation)
+//   - crow_sync_conflicts_unresolved (app's conflicts.list operation)
 //
 // The last four are read from their sources at scrape time.
 
@@ -100,7 +100,7 @@ func (s *Server) registerCollectors(reg prometheus.Registerer) {
 		yes := true
 		list, err := app.Call(context.Background(), s.app, app.ConflictsList, app.ConflictListIn{Unresolved: &yes})
 		if err != nil {
-			if app.KindOf(nil, err) != app.KindUnavailable {
+			if app.KindOf(context.Background(), err) != app.KindUnavailable {
 				s.log.Warn("metrics: counting unresolved conflicts", "err", err)
 			}
 			return 0

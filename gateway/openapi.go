@@ -21,9 +21,7 @@ const OpenAPIPath = "/v1/openapi.json"
 type routeDoc struct {
 	tag     string
 	summary string
-	body    any  // the request body: a zero value of the type decoded (nil: none)
-	resp    any  // the success body: a zero value of the type encoded
-	status  int  // the success status (200 when 0)
+	resp    any  // the success body of a gateway route: a zero value of the type encoded
 	text    bool // the answer is text (Prometheus exposition format)
 	mcp     bool // an MCP streamable-HTTP endpoint (JSON-RPC 2.0)
 }
@@ -77,15 +75,10 @@ func (s *Server) buildOpenAPI() []byte {
 			if rt.access == public {
 				op["security"] = []any{} // no key needed
 			}
-			var params []any
-			for _, p := range rt.query {
-				params = append(params, queryParamDoc(p))
-			}
 			if rt.op != nil {
-				params = append(params, opQueryDocs(g, rt.op)...)
-			}
-			if params != nil {
-				op["parameters"] = params
+				if params := opQueryDocs(g, rt.op); params != nil {
+					op["parameters"] = params
+				}
 			}
 			responses := map[string]any{
 				"4XX":     errResp("The request is wrong (bad body or query, unknown id, method not allowed); the error says what"),
@@ -111,16 +104,8 @@ func (s *Server) buildOpenAPI() []byte {
 						"application/json": map[string]any{"schema": body}}}
 				}
 			default:
-				status := rt.doc.status
-				if status == 0 {
-					status = http.StatusOK
-				}
-				responses[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status), "content": map[string]any{
+				responses["200"] = map[string]any{"description": "OK", "content": map[string]any{
 					"application/json": map[string]any{"schema": g.Of(reflect.TypeOf(rt.doc.resp))}}}
-				if rt.doc.body != nil {
-					op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-						"application/json": map[string]any{"schema": g.Of(reflect.TypeOf(rt.doc.body))}}}
-				}
 			}
 			op["responses"] = responses
 			item[strings.ToLower(m)] = op
@@ -154,28 +139,6 @@ func (s *Server) buildOpenAPI() []byte {
 		panic("gateway: encoding the OpenAPI document: " + err.Error()) // only maps, slices and strings: cannot fail
 	}
 	return b
-}
-
-// queryParamDoc is the OpenAPI parameter object of p.
-func queryParamDoc(p param) map[string]any {
-	sch := map[string]any{"type": p.kind}
-	if p.kind == "integer" {
-		sch["minimum"], sch["maximum"] = p.min, p.max
-	}
-	if p.enum != nil {
-		sch["enum"] = p.enum
-	}
-	if p.multi {
-		sch = map[string]any{"type": "array", "items": sch}
-	}
-	d := map[string]any{"name": p.name, "in": "query", "schema": sch, "description": p.desc}
-	if p.required {
-		d["required"] = true
-	}
-	if p.multi {
-		d["style"], d["explode"] = "form", true
-	}
-	return d
 }
 
 // mcpOperation describes one method of the MCP streamable-HTTP transport.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,7 +28,7 @@ func (s *Server) opRoute(op app.Op) route {
 		acc = public
 	}
 	return route{method: sp.Method, path: sp.Path, access: acc, anyQuery: true, op: op, h: s.restHandler(op),
-		doc: routeDoc{tag: sp.Tag, summary: sp.Summary, status: sp.SuccessStatus()}}
+		doc: routeDoc{tag: sp.Tag, summary: sp.Summary}}
 }
 
 // restHandler serves op over REST: bind, call, answer.
@@ -52,13 +53,10 @@ func (s *Server) restHandler(op app.Op) http.Handler {
 			}
 			body = b
 		}
-		q := r.URL.Query()
-		if r.URL.RawQuery != "" {
-			var err error
-			if q, err = parseQuery(r.URL.RawQuery); err != nil {
-				writeError(w, http.StatusBadRequest, "malformed query string: %s", err.Error())
-				return
-			}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "malformed query string: %s", err.Error())
+			return
 		}
 		in, err := info.BindREST(app.REST{Method: r.Method, Path: r.URL.Path, Value: r.PathValue, Query: q, Body: body})
 		if err != nil {

@@ -1,13 +1,17 @@
-// Package gateway is the only package that speaks HTTP to users: the REST API,
-// the MCP endpoints, /health, /metrics and the OpenAPI document (the web UI
-// comes later). It composes the domain packages and owns no business rules.
+// Package gateway is the only package that speaks HTTP to users: it serves
+// the operations of package app's table as REST routes (/health among them),
+// MCP tools (/mcp, /router/mcp) and the OpenAPI document, plus /metrics and
+// the web UI (gateway/ui). It adapts HTTP and MCP to app and owns no
+// business rules: what an operation does, who may call it and how its input
+// is checked are app's.
 //
 // Every route is one entry of the route table (Server.routeTable), which
 //
 //  1. registers the handler on the mux, wrapped in the route's policies: the
-//     owner key unless the route is public, a body cap, and the check of its
-//     query parameters (the browser guard, mcp_guard.go, is in front of the
-//     whole mux: every route, the UI and /health included);
+//     owner key unless the route is public, a body cap, and (for the
+//     gateway's own routes) the refusal of query strings (the browser guard,
+//     mcp_guard.go, is in front of the whole mux: every route, the UI and
+//     /health included);
 //  2. describes the route for GET /v1/openapi.json;
 //  3. is what the tests walk (auth on every owner route, the document against
 //     the mux).
@@ -25,7 +29,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -102,9 +105,8 @@ type route struct {
 	access access
 	// maxBody caps the request body (MaxBodyBytes when 0).
 	maxBody int64
-	// query lists the accepted query parameters; any other is refused with a
-	// 400, and so is a value of the wrong type. anyQuery skips the check.
-	query    []param
+	// anyQuery: the handler reads the query string itself (the operations
+	// bind theirs); otherwise any query string is refused with a 400.
 	anyQuery bool
 	h        http.Handler
 	doc      routeDoc
@@ -173,11 +175,11 @@ func (s *Server) routeTable() []route {
 }
 
 // wrap applies a route's policies around its handler: owner key, body cap,
-// query validation, in that order (the browser guard is global, see New).
+// query check, in that order (the browser guard is global, see New).
 func (s *Server) wrap(rt route) http.Handler {
 	h := rt.h
 	if !rt.anyQuery {
-		h = checkQuery(rt.query, h)
+		h = refuseQuery(h)
 	}
 	h = limitBody(cmp.Or(rt.maxBody, MaxBodyBytes), h)
 	switch rt.access {
@@ -310,6 +312,3 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			"path", r.URL.Path, "status", rec.status, "duration", d)
 	})
 }
-
-// parseQuery parses a raw query string.
-func parseQuery(raw string) (url.Values, error) { return url.ParseQuery(raw) }
