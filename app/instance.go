@@ -238,10 +238,15 @@ func (a *App) apiKeyRotate(ctx context.Context, _ NoInput) (APIKey, error) {
 	return APIKey{APIKey: key}, nil
 }
 
-// PeerMayCall is the peer allow-list (SPEC §9: deny by default): peers may
-// call the operations whose access is Peer (search and read), and on home
-// those marked HomePeer (satellites forward consolidations there).
-func (a *App) PeerMayCall(sp *Spec, onHome bool) bool {
+// PeerMayCall is the peer allow-list of this instance (SPEC §9: deny by
+// default): peers may call the operations whose access is Peer (search and
+// read), and on home those marked HomePeer (satellites forward
+// consolidations there).
+func (a *App) PeerMayCall(sp *Spec) bool {
+	return peerMayCall(sp, a.d.Self.Role == registry.RoleHome)
+}
+
+func peerMayCall(sp *Spec, onHome bool) bool {
 	return sp.Access == Peer || (sp.HomePeer && onHome)
 }
 
@@ -249,7 +254,7 @@ func (a *App) PeerMayCall(sp *Spec, onHome bool) bool {
 func PeerTools(onHome bool) []string {
 	var out []string
 	for _, op := range table {
-		if sp := op.Info(); sp.Tool != "" && (sp.Access == Peer || (sp.HomePeer && onHome)) {
+		if sp := op.Info(); sp.Tool != "" && peerMayCall(sp, onHome) {
 			out = append(out, sp.Tool)
 		}
 	}

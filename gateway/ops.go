@@ -141,12 +141,12 @@ func opTool(op app.Op) mcp.Tool {
 }
 
 // peerMayCall is the peer allow-list: Config.PeerAllowed when set, else
-// the table's (app.PeerMayCall).
+// app's (app.App.PeerMayCall).
 func (s *Server) peerMayCall(sp *app.Spec) bool {
 	if s.cfg.PeerAllowed != nil {
 		return s.cfg.PeerAllowed(sp.Tool)
 	}
-	return s.app.PeerMayCall(sp, s.app.Self().Role == "home")
+	return s.app.PeerMayCall(sp)
 }
 
 // opToolCall runs op as an MCP tool: the peer allow-list, decode, call.
