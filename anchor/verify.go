@@ -59,6 +59,12 @@ type VersionCheck struct {
 	BlockNumber      uint64 `json:"block_number,omitempty"`
 }
 
+// Contradicted reports whether the chain contradicts this version (mismatch
+// or conflict): the one verdict that is a failure, not merely "not yet".
+func (c VersionCheck) Contradicted() bool {
+	return c.Status == StatusMismatch || c.Status == StatusConflict
+}
+
 // Report is the answer of GET /v1/verify/{name} and (with one version) GET
 // /v1/project/{name}/state/anchor. JSON field names are part of the REST API.
 type Report struct {

@@ -183,3 +183,14 @@ func TestRecordsStateAnchor(t *testing.T) {
 		t.Fatalf("no DB: %+v %v", a, err)
 	}
 }
+
+func TestVersionCheckContradicted(t *testing.T) {
+	for status, want := range map[string]bool{
+		anchor.StatusAnchored: false, anchor.StatusPending: false, anchor.StatusUnverified: false,
+		anchor.StatusMismatch: true, anchor.StatusConflict: true,
+	} {
+		if got := (anchor.VersionCheck{Status: status}).Contradicted(); got != want {
+			t.Errorf("%s: Contradicted() = %v, want %v", status, got, want)
+		}
+	}
+}

@@ -136,7 +136,7 @@ func (a *App) memoryCreate(ctx context.Context, in MemoryCreateIn) (memory.Memor
 	}
 	src := in.Source
 	if src == "" {
-		src = "api"
+		src = memory.SourceAPI
 		if CallerOf(ctx).Surface == SurfaceMCP {
 			src = memory.SourceMCP
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/store"
@@ -246,7 +247,7 @@ func (d *demo) run(ctx context.Context) error {
 			if err != nil {
 				return false, err
 			}
-			if m.Content != lost || c.Resolution != "restore" {
+			if m.Content != lost || c.Resolution != conflicts.ActionRestore {
 				return false, nil
 			}
 		}

@@ -73,7 +73,7 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 			}
 			text = string(b)
 		}
-		in := app.MemoryCreateIn{Content: text, Source: "cli", Project: *project, Category: *category, Tags: filter.Tags}
+		in := app.MemoryCreateIn{Content: text, Source: memory.SourceCLI, Project: *project, Category: *category, Tags: filter.Tags}
 		if *importance != 0 {
 			in.Importance = importance
 		}

@@ -67,7 +67,7 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 		}
 	}
 	for _, v := range doc.Versions {
-		if v.Status == "mismatch" || v.Status == "conflict" {
+		if v.Contradicted() {
 			return fmt.Errorf("version %d does NOT match the chain (%s)", v.Version, v.Status)
 		}
 	}
