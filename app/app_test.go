@@ -172,7 +172,10 @@ func TestTableSanity(t *testing.T) {
 func TestPeerToolsMatchFederation(t *testing.T) {
 	for _, home := range []bool{false, true} {
 		got := slices.Sorted(slices.Values(app.PeerTools(home)))
-		want := federation.PeerAllowList(home).Tools()
+		want := federation.DefaultAllowList().Tools()
+		if home {
+			want = slices.Sorted(slices.Values(append(want, federation.ConsolidateTool)))
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("home=%v: the table's peer tools %v, federation's allow-list %v", home, got, want)
 		}

@@ -5,15 +5,17 @@ import (
 	"slices"
 )
 
-// AllowList is the set of tools peers may call on this instance (SPEC §9):
-// deny by default. The zero AllowList allows nothing. It is immutable, so
-// safe for concurrent use.
+// AllowList is a set of tool names. The zero AllowList allows nothing. It is
+// immutable, so safe for concurrent use. Which tools peers may call is
+// decided by package app's table (Spec.Access); Client uses
+// DefaultAllowList, the same read tools, to know which calls a retry cannot
+// harm (app's tests pin the two together).
 type AllowList struct {
 	tools map[string]struct{}
 }
 
-// defaultAllowed are the search and read tools: none of them changes
-// anything.
+// defaultAllowed are the search and read tools peers may call: none of
+// them changes anything.
 var defaultAllowed = []string{
 	"crow_search_memories",
 	"crow_get_memory",
@@ -45,15 +47,3 @@ func (a AllowList) Allowed(tool string) bool {
 
 // Tools returns the allowed tools, sorted.
 func (a AllowList) Tools() []string { return slices.Sorted(maps.Keys(a.tools)) }
-
-// PeerAllowList is the policy of what peers may call on an instance: the
-// default search and read tools everywhere, and on home also ConsolidateTool,
-// which satellites call to forward consolidations (SPEC §10: only home
-// consolidates; the owner may ask any instance, which forwards).
-func PeerAllowList(home bool) AllowList {
-	tools := slices.Clone(defaultAllowed)
-	if home {
-		tools = append(tools, ConsolidateTool)
-	}
-	return NewAllowList(tools...)
-}

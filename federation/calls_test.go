@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -132,24 +131,6 @@ func TestSearchMemoriesErrorKinds(t *testing.T) {
 	_, err = c.SearchMemories(t.Context(), "nobody", searchArgsJSON("q"))
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUnknownInstance) {
 		t.Errorf("unknown peer: %v, want ErrUnavailable wrapping ErrUnknownInstance", err)
-	}
-}
-
-func TestPeerAllowList(t *testing.T) {
-	sat, home := PeerAllowList(false), PeerAllowList(true)
-	if !slices.Equal(sat.Tools(), DefaultAllowList().Tools()) {
-		t.Errorf("satellite allows %v, want the default list", sat.Tools())
-	}
-	if sat.Allowed(ConsolidateTool) || !home.Allowed(ConsolidateTool) {
-		t.Errorf("%s: satellite %v, home %v; want only home", ConsolidateTool, sat.Allowed(ConsolidateTool), home.Allowed(ConsolidateTool))
-	}
-	for _, tool := range DefaultAllowList().Tools() {
-		if !home.Allowed(tool) {
-			t.Errorf("home refuses %s", tool)
-		}
-	}
-	if len(home.Tools()) != len(sat.Tools())+1 {
-		t.Errorf("home allows %v", home.Tools())
 	}
 }
 

@@ -3,23 +3,22 @@
 // tokens, calls a peer's MCP server at /mcp, fans searches out to several
 // peers under a deadline, and caches each peer's summary.
 //
-// The package does not speak HTTP as a server. The gateway uses it as
+// The package does not speak HTTP as a server. The daemon wires it as
 // follows:
 //
 //  1. Calling out. Build one TokenSource from this instance's id and
 //     instance key, and one Client over it with a Peers func that returns the
 //     registered, non-revoked instances other than self (with their
-//     last-probe Online flag). Client.CallTool runs one tool on one peer;
-//     Client.Search runs crow_search_memories on many. Close the Client on
-//     shutdown: it waits for the calls it abandoned.
-//  2. Being called. On every request to /mcp that carries
-//     "Authorization: Bearer crowtok1.…", call Verify with this instance's
-//     id as self, the current time, and a keyOf that returns the public key
-//     of a registered, non-revoked instance (and an error otherwise). Refuse
-//     the request with 401 when Verify fails; otherwise the request comes
-//     from Claims.Issuer. Then refuse any tools/call whose tool is not
-//     Allowed by the AllowList (DefaultAllowList unless configured): deny
-//     by default.
+//     last-probe Online flag). Client.CallTool runs one tool on one peer
+//     (the gateway's router uses it); the typed calls (calls.go:
+//     SearchMemories, Consolidate) and Searcher's fan-out run on it.
+//     Close the Client on shutdown: it waits for the calls it abandoned.
+//  2. Being called. Verifier(self, clock, keyOf) is the gateway's check of
+//     every request to /mcp that carries "Authorization: Bearer crowtok1.…":
+//     keyOf returns the public key of a registered, non-revoked instance (and
+//     an error otherwise). The gateway refuses the request with 401 when the
+//     token fails; otherwise the request comes from Claims.Issuer, and
+//     package app's table decides which tools it may call (deny by default).
 //  3. Summaries. Run Summaries.Serve under the daemon's context. The tool
 //     crow_instance_summaries answers Summaries.All; called with
 //     {"self_only": true} it answers only this instance's own summary, as

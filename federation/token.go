@@ -31,6 +31,10 @@ const (
 	TokenRenewBefore = time.Minute
 )
 
+// TokenPrefix starts every federation token, so a gateway tells a peer's
+// token from an owner key without trying both.
+const TokenPrefix = tokenPrefix
+
 // Token wire format (frozen; see doc.go and TestTokenGolden).
 const (
 	tokenPrefix = "crowtok1."

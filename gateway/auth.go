@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/crow-sync/crow/federation"
 )
 
 // KeyChecker checks the owner API key. The key itself is never held: only its
@@ -85,7 +87,7 @@ func (s *Server) requireOwnerOrPeer(h http.Handler) http.Handler {
 	owner := s.requireOwner(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := presentedKey(r)
-		if s.cfg.VerifyPeerToken == nil || !strings.HasPrefix(key, PeerTokenPrefix) {
+		if s.cfg.VerifyPeerToken == nil || !strings.HasPrefix(key, federation.TokenPrefix) {
 			owner.ServeHTTP(w, r)
 			return
 		}
@@ -101,8 +103,3 @@ func (s *Server) requireOwnerOrPeer(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), peerKey{}, issuer)))
 	})
 }
-
-// PeerTokenPrefix starts every federation token (package federation's
-// frozen format), so the gateway tells a peer token from an owner key
-// without trying both.
-const PeerTokenPrefix = "crowtok1."

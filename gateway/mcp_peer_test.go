@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/memory"
 )
@@ -54,7 +55,7 @@ func TestMCPPeerTokenAndAllowList(t *testing.T) {
 	// The owner is not limited by the allow-list.
 	ok(t, owner(t, env.url+mcpPath), "crow_store_memory", map[string]any{"content": "owner writes"})
 	for _, tok := range verified {
-		if !strings.HasPrefix(tok, gateway.PeerTokenPrefix) {
+		if !strings.HasPrefix(tok, federation.TokenPrefix) {
 			t.Fatalf("VerifyPeerToken saw %q, which is not a peer token", tok)
 		}
 	}
