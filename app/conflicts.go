@@ -108,7 +108,7 @@ var (
 	})
 	ConflictsGet = define(&Def[ConflictID, conflicts.Conflict]{
 		Spec: Spec{Name: "conflicts.get", Method: "GET", Path: "/v1/sync/conflicts/{id}", Tag: "sync",
-			Summary: "One sync conflict record"},
+			Summary: "One sync conflict record", ReadOnly: true},
 		Impl: (*App).conflictsGet,
 	})
 	ConflictsKeep = define(&Def[ConflictID, conflicts.Conflict]{
@@ -144,7 +144,7 @@ var (
 	})
 	NotificationsList = define(&Def[PageIn, NotificationList]{
 		Spec: Spec{Name: "notifications.list", Method: "GET", Path: "/v1/notifications", Tag: "sync",
-			Summary: "Notifications, newest first"},
+			Summary: "Notifications, newest first", ReadOnly: true},
 		Impl: (*App).notificationsList,
 	})
 	NotificationsRead = define(&Def[NotificationID, MarkedRead]{

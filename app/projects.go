@@ -50,7 +50,7 @@ type ConsolidateIn struct {
 var (
 	ProjectsList = define(&Def[NoInput, ProjectList]{
 		Spec: Spec{Name: "projects.list", Method: "GET", Path: "/v1/projects", Tag: "projects",
-			Summary: "Projects: names, descriptions, memory counts and the newest state version"},
+			Summary: "Projects: names, descriptions, memory counts and the newest state version", ReadOnly: true},
 		Impl: (*App).projectsList,
 	})
 	ProjectsCreate = define(&Def[ProjectIn, ProjectInfo]{

@@ -74,12 +74,12 @@ type RowDeleted struct {
 var (
 	TablesRows = define(&Def[RowsIn, Rows]{
 		Spec: Spec{Name: "tables.rows", Method: "GET", Path: "/v1/tables/{table}/rows", Tag: "tables",
-			Summary: "Rows of a synced table in row id order, a page at a time"},
+			Summary: "Rows of a synced table in row id order, a page at a time", ReadOnly: true},
 		Impl: (*App).tableRows,
 	})
 	TablesGet = define(&Def[RowIn, store.Row]{
 		Spec: Spec{Name: "tables.get", Method: "GET", Path: "/v1/tables/{table}/rows/{row_id}", Tag: "tables",
-			Summary: "One row (envelope) of a synced table"},
+			Summary: "One row (envelope) of a synced table", ReadOnly: true},
 		Impl: (*App).tableGet,
 	})
 	TablesPut = define(&Def[RowPutIn, store.Row]{

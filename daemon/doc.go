@@ -24,7 +24,7 @@
 //     gateway itself (buildGateway: all of the gateway's wiring).
 //
 // The peer signal (registry events and the pause switch → FollowPeers) and
-// the summary hook (federation's summary cache ← the gateway's own summary)
+// the summary hook (federation's summary cache ← app's LocalSummary)
 // are the only values set after their consumer is made, and both before
 // Serve starts any part.
 //
