@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -147,9 +148,17 @@ func (d *Def[In, Out]) invoke(ctx context.Context, a *App, in reflect.Value) (an
 	return d.call(ctx, a, in.Interface().(*In))
 }
 
-// call validates *in for the caller's surface, then runs Impl.
+// ErrPeerDenied is wrapped by the error of a federated call to an operation
+// peers may not call (the allow-list: App.PeerMayCall).
+var ErrPeerDenied = errors.New("not allowed for federated calls")
+
+// call refuses a peer the operation is not allowed to, validates *in for
+// the caller's surface, then runs Impl.
 func (d *Def[In, Out]) call(ctx context.Context, a *App, in *In) (Out, error) {
 	var zero Out
+	if err := a.CheckPeer(ctx, &d.Spec); err != nil {
+		return zero, err
+	}
 	s := CallerOf(ctx).Surface
 	info := d.Input()
 	v := reflect.ValueOf(in).Elem()
@@ -171,6 +180,22 @@ func (d *Def[In, Out]) call(ctx context.Context, a *App, in *In) (Out, error) {
 // carries): the same validation as REST and MCP, then the operation.
 func Call[In, Out any](ctx context.Context, a *App, d *Def[In, Out], in In) (Out, error) {
 	return d.call(ctx, a, &in)
+}
+
+// CheckPeer refuses a federated call (ctx carries a Caller.Peer) to an
+// operation peers may not call; the error wraps ErrPeerDenied. Every call
+// goes through it; adapters may call it first to refuse before decoding.
+func (a *App) CheckPeer(ctx context.Context, sp *Spec) error {
+	peer := CallerOf(ctx).Peer
+	if peer == "" || a.PeerMayCall(sp) {
+		return nil
+	}
+	name := sp.Tool
+	if name == "" {
+		name = sp.Name
+	}
+	return &Error{Kind: KindForbidden, Err: ErrPeerDenied, Msg: fmt.Sprintf("%s is not allowed for federated calls "+
+		"from instance %s (peers may call only the allow-listed search and read tools)", name, peer)}
 }
 
 // Invoke runs op with a decoded input (a pointer from Input().DecodeArgs or

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"reflect"
 	"strings"
@@ -83,5 +85,27 @@ func TestKindStatusRoundTrip(t *testing.T) {
 		if ParseKind(k.String()) != k {
 			t.Errorf("ParseKind(%q) != %v", k.String(), k)
 		}
+	}
+}
+
+// TestPeerAccessEnforcedInApp: a federated call reaches only the operations
+// the table opens to peers, whatever surface carried it.
+func TestPeerAccessEnforcedInApp(t *testing.T) {
+	a := New(Deps{Self: Self{InstanceID: "home-1", Role: "satellite"}})
+	peer := WithCaller(context.Background(), Caller{Surface: SurfaceGo, Peer: "sat-1"})
+	if _, err := Call(peer, a, MemoryDelete, MemoryID{ID: "m1"}); !errors.Is(err, ErrPeerDenied) || KindOf(peer, err) != KindForbidden {
+		t.Errorf("a peer deleting a memory: %v, want ErrPeerDenied (forbidden)", err)
+	}
+	if _, err := Call(peer, a, ProjectConsolidate, ConsolidateIn{Project: "p", Ops: []json.RawMessage{json.RawMessage(`{}`)}}); !errors.Is(err, ErrPeerDenied) {
+		t.Errorf("a peer consolidating on a satellite: %v, want ErrPeerDenied", err)
+	}
+	// A read is open to peers: it gets past the check (and fails on the
+	// missing memory service, not on access).
+	if _, err := Call(peer, a, MemoryGet, MemoryID{ID: "m1"}); errors.Is(err, ErrPeerDenied) || KindOf(peer, err) != KindUnavailable {
+		t.Errorf("a peer reading a memory: %v, want past the allow-list", err)
+	}
+	home := New(Deps{Self: Self{InstanceID: "home-1", Role: "home"}})
+	if _, err := Call(peer, home, ProjectConsolidate, ConsolidateIn{Project: "p", Ops: []json.RawMessage{json.RawMessage(`{}`)}}); errors.Is(err, ErrPeerDenied) {
+		t.Errorf("a satellite forwarding a consolidation to home was refused: %v", err)
 	}
 }

@@ -140,36 +140,43 @@ func opTool(op app.Op) mcp.Tool {
 	}
 }
 
-// peerMayCall is the peer allow-list: Config.PeerAllowed when set, else
-// app's (app.App.PeerMayCall).
-func (s *Server) peerMayCall(sp *app.Spec) bool {
-	if s.cfg.PeerAllowed != nil {
-		return s.cfg.PeerAllowed(sp.Tool)
-	}
-	return s.app.PeerMayCall(sp)
-}
-
 // opToolCall runs op as an MCP tool: the peer allow-list, decode, call.
 func (s *Server) opToolCall(op app.Op) func(ctx context.Context, args json.RawMessage) (any, error) {
 	sp := op.Info()
 	info := op.Input()
 	return func(ctx context.Context, args json.RawMessage) (any, error) {
 		caller := app.Caller{Surface: app.SurfaceMCP}
-		if peer, ok := peerOf(ctx); ok {
-			if !s.peerMayCall(sp) {
-				s.metrics.peers.WithLabelValues("tool_denied").Inc()
-				s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", sp.Tool)
-				return nil, app.Errorf(app.KindForbidden, "tool %s is not allowed for federated calls from instance %s "+
-					"(peers may call only the allow-listed search and read tools)", sp.Tool, peer)
-			}
+		peer, fromPeer := peerOf(ctx)
+		if fromPeer {
 			caller.Peer = peer
+			ctx = app.WithCaller(ctx, caller)
+			// Refused before the arguments are read; Config.PeerAllowed
+			// narrows the table's allow-list (tests).
+			err := s.app.CheckPeer(ctx, sp)
+			if err == nil && s.cfg.PeerAllowed != nil && !s.cfg.PeerAllowed(sp.Tool) {
+				err = s.app.CheckPeer(ctx, &app.Spec{Name: sp.Name, Tool: sp.Tool})
+			}
+			if err != nil {
+				return nil, s.peerDenied(peer, sp, err)
+			}
 		}
 		in, err := info.DecodeArgs(args)
 		if err != nil {
 			return nil, err
 		}
-		return s.app.Invoke(app.WithCaller(ctx, caller), op, in)
+		out, err := s.app.Invoke(app.WithCaller(ctx, caller), op, in)
+		if fromPeer && errors.Is(err, app.ErrPeerDenied) {
+			return nil, s.peerDenied(peer, sp, err)
+		}
+		return out, err
 	}
+}
+
+// peerDenied logs and counts a peer's call outside the allow-list.
+func (s *Server) peerDenied(peer string, sp *app.Spec, err error) error {
+	s.metrics.peers.WithLabelValues("tool_denied").Inc()
+	s.log.Warn("federation: peer called a tool outside the allow-list", "peer", peer, "tool", sp.Tool)
+	return err
 }
 
 // mcpHandler adapts a tool's call to mcp-go: arguments in, structured
