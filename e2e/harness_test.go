@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -401,16 +400,3 @@ func CopyDaemon(t testing.TB, src *Daemon, name string) *Daemon {
 
 // ptr returns a pointer to v (the optional fields of the app inputs).
 func ptr[T any](v T) *T { return &v }
-
-// sameJSON reports whether two JSON documents hold the same value.
-func sameJSON(t testing.TB, a, b json.RawMessage) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	return reflect.DeepEqual(x, y)
-}

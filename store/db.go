@@ -237,7 +237,6 @@ var (
 	keyUpdatedAt  = []byte("s/updated_at")
 	prefixApplied = []byte("s/applied/")
 	prefixQueue   = []byte("q/")
-	prefixRows    = []byte("t/")
 )
 
 func rowKey(table, rowID string) []byte {

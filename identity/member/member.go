@@ -219,13 +219,6 @@ func (d *dec) unix(what string) time.Time {
 	return time.Unix(int64(u), 0).UTC()
 }
 
-// check records err (a field check) unless a failure came first.
-func (d *dec) check(err error) {
-	if d.err == nil && err != nil {
-		d.err = err
-	}
-}
-
 // end fails on trailing bytes and returns the first failure.
 func (d *dec) end() error {
 	if d.err == nil && len(d.b) != 0 {

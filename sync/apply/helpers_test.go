@@ -42,12 +42,6 @@ func keyOf(id string) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(s[:])
 }
 
-func feedKeyOf(id string) feed.PublicKey {
-	var k feed.PublicKey
-	copy(k[:], keyOf(id).Public().(ed25519.PublicKey))
-	return k
-}
-
 var testEpoch = time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
 
 // newNode opens (or reopens) the instance id in dir ("" = in memory).
