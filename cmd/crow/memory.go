@@ -67,7 +67,9 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		}
 		text := pos[0]
 		if text == "-" {
-			b, err := io.ReadAll(io.LimitReader(g.stdin, 1<<20))
+			// Read one byte past the daemon's limit: a longer text is
+			// refused by the daemon with its own message, never cut here.
+			b, err := io.ReadAll(io.LimitReader(g.stdin, memory.MaxContentBytes+1))
 			if err != nil {
 				return fmt.Errorf("reading content from stdin: %w", err)
 			}
