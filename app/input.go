@@ -27,6 +27,7 @@ const (
 //	in:"path" | in:"query" | in:"query,name=q" | in:"body" | in:"-"
 //	                       where REST carries it (default: a body key); name= renames it on REST
 //	mcp:"-"                not an MCP argument
+//	route:"-"              not an argument on /router/mcp (instance_id selects what it would)
 //	desc:"…"               the description in the schemas
 //	required:"true"        must be given (a string: not blank)
 //	min:"1" max:"10"       bounds of a whole number
@@ -40,10 +41,12 @@ const (
 // The limits live here, once: REST, MCP, the OpenAPI document, the MCP input
 // schemas and the typed client all read them.
 type Field struct {
-	Name       string
-	RESTName   string
-	In         Location
-	MCP        bool
+	Name     string
+	RESTName string
+	In       Location
+	MCP      bool
+	// Routed is false for a field /router/mcp leaves out (route:"-").
+	Routed     bool
 	Index      []int
 	Type       reflect.Type
 	Desc       string
@@ -118,7 +121,7 @@ func collectFields(t reflect.Type, index []int, in *Input) {
 		if name == "" {
 			name = sf.Name
 		}
-		f := Field{Name: name, RESTName: name, MCP: sf.Tag.Get("mcp") != "-", Index: idx, Type: sf.Type,
+		f := Field{Name: name, RESTName: name, MCP: sf.Tag.Get("mcp") != "-", Routed: sf.Tag.Get("route") != "-", Index: idx, Type: sf.Type,
 			Desc: sf.Tag.Get("desc"), Required: sf.Tag.Get("required") == "true",
 			Default: sf.Tag.Get("default"), MCPDefault: sf.Tag.Get("mcpdefault")}
 		loc, opts, _ := strings.Cut(sf.Tag.Get("in"), ",")

@@ -154,6 +154,17 @@ func OutputSchema(t reflect.Type) map[string]any {
 	return obj
 }
 
+// ToolInputSchema is the self-contained schema (named structs under $defs)
+// of an operation's MCP arguments.
+func (in *Input) ToolInputSchema() map[string]any {
+	g := NewSchemaGen("#/$defs/")
+	sch := in.InputSchema(g, SurfaceMCP)
+	if len(g.defs) > 0 {
+		sch["$defs"] = g.defs
+	}
+	return sch
+}
+
 // InputSchema is the JSON Schema of an operation's input on a surface: for
 // MCP the arguments object, for REST the body object (nil when the REST
 // request has no body). Refs go to g.

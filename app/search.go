@@ -11,7 +11,7 @@ import (
 // MemorySearchIn is the input of memory.search.
 type MemorySearchIn struct {
 	Query     string `json:"query" in:"query,name=q" required:"true" desc:"The words to search for in memory content."`
-	Instances string `json:"instances,omitempty" in:"query" mcpdefault:"\"local\"" desc:"Which instances to search: \"local\" (default, this instance), \"all\" (every instance, in parallel, each within a deadline), or a comma-separated list of instance ids (crow_list_instances). A search of other instances also returns each instance's status (ok, timeout, error, skipped_offline); partial is true when some answer is missing; a memory found on several instances appears once, with found_on."`
+	Instances string `json:"instances,omitempty" in:"query" route:"-" mcpdefault:"\"local\"" desc:"Which instances to search: \"local\" (default, this instance), \"all\" (every instance, in parallel, each within a deadline), or a comma-separated list of instance ids (crow_list_instances). A search of other instances also returns each instance's status (ok, timeout, error, skipped_offline); partial is true when some answer is missing; a memory found on several instances appears once, with found_on."`
 	MemoryFilter
 	Limit int `json:"limit,omitempty" in:"query" min:"1" max:"1000" mcpdefault:"20" desc:"Maximum number of results, 1-1000 (MCP default 20)."`
 }

@@ -45,8 +45,8 @@ func (a *App) instancesSummaries(ctx context.Context, in SummariesIn) (Summaries
 	return Summaries{Instances: a.d.Summaries.All(ctx)}, nil
 }
 
-// LocalSummary computes this instance's own summary (federation.Local);
-// the daemon hands it to federation.NewSummaries, which puts it first.
+// LocalSummary computes this instance's own summary (federation.Local, as
+// the daemon's summaries cache does for the first entry).
 func (a *App) LocalSummary(ctx context.Context) (federation.Summary, error) {
 	svc, err := a.memories()
 	if err != nil {

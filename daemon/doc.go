@@ -23,10 +23,9 @@
 //     anchoring chain and, on home, its worker, the gateway listener and the
 //     gateway itself (buildGateway: all of the gateway's wiring).
 //
-// The peer signal (registry events and the pause switch → FollowPeers) and
-// the summary hook (federation's summary cache ← app's LocalSummary)
-// are the only values set after their consumer is made, and both before
-// Serve starts any part.
+// The peer signal (registry events and the pause switch → FollowPeers) is
+// the only value set after its consumer is made, and before Serve starts
+// any part.
 //
 // # Serving
 //

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
@@ -19,9 +18,6 @@ import (
 // after a new state version.
 func (d *Daemon) buildGateway(kickAnchoring func()) {
 	h := d.h
-	// The summaries cache takes this instance's own summary from the app,
-	// which takes the cache: the app is made first, with the cache set
-	// right after (before any part runs).
 	var chain app.ChainReader
 	if d.chain != nil {
 		chain = d.chain
@@ -65,12 +61,13 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		ProjectID:    h.Seed().ProjectIDHash,
 		Federation:   d.fed,
 	}
-	var local func(ctx context.Context) (federation.Summary, error)
-	d.summaries = federation.NewSummaries(d.fed, d.clk, func(ctx context.Context) (federation.Summary, error) { return local(ctx) })
+	// The summaries cache puts this instance's own summary first: computed
+	// by federation.Local, as the app's summaries operation does.
+	self := federation.Local{InstanceID: h.InstanceID, Name: h.Name, Memories: d.mem, Clock: d.clk}
+	d.summaries = federation.NewSummaries(d.fed, d.clk, self.Summary)
 	deps.Summaries = d.summaries
 	deps.KickSummaries = d.summaries.Kick
 	a := app.New(deps)
-	local = a.LocalSummary
 	// A new instance's summary is fetched when it is registered, not at the
 	// next 5-minute round.
 	unsubscribe := d.reg.Subscribe(func(ev registry.Event) {

@@ -39,11 +39,11 @@ type RemoteCaller interface {
 // mcpTool is one tool: its schema and the logic behind it. call returns the
 // structured result (a JSON object, or a *mcp.CallToolResult passed through
 // as is) or an error that toolErrorResult turns into an IsError result.
-// spec is the operation's.
+// op is the operation of app's table behind it.
 type mcpTool struct {
 	tool mcp.Tool
 	call func(ctx context.Context, args json.RawMessage) (any, error)
-	spec *app.Spec
+	op   app.Op
 }
 
 // opTools are the MCP tools of app's table.
@@ -51,7 +51,7 @@ func (s *Server) opTools() []mcpTool {
 	var out []mcpTool
 	for _, op := range app.Ops() {
 		if op.Info().Tool != "" {
-			out = append(out, mcpTool{tool: opTool(op), call: s.opToolCall(op), spec: op.Info()})
+			out = append(out, mcpTool{tool: opTool(op), call: s.opToolCall(op), op: op})
 		}
 	}
 	return out
@@ -113,37 +113,28 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 func (s *Server) routedTools(tools []mcpTool, remote RemoteCaller) []mcpTool {
 	out := make([]mcpTool, 0, len(tools))
 	for _, t := range tools {
-		if t.spec.NoRoute {
+		if t.op.Info().NoRoute {
 			continue
 		}
 		rt := t.tool
 		rt.Description = s.routedDescription(t.tool) // routerscope.go: local-only tools say so
-		rt.RawInputSchema = routedSchema(t.tool)
-		rt.InputSchema = mcp.ToolInputSchema{}
+		rt.RawInputSchema = routedSchema(t.op)
 		r := &routedTool{s: s, local: t, remote: remote}
-		out = append(out, mcpTool{tool: rt, call: r.call, spec: t.spec})
+		out = append(out, mcpTool{tool: rt, call: r.call, op: t.op})
 	}
 	return out
 }
 
-// routedSchema is a tool's input schema with a required instance_id (and,
-// for search, without instances: the router searches exactly one).
-func routedSchema(t mcp.Tool) json.RawMessage {
-	var sch map[string]any
-	raw := t.RawInputSchema
-	if raw == nil {
-		raw, _ = json.Marshal(t.InputSchema)
-	}
-	_ = json.Unmarshal(raw, &sch)
-	if sch == nil {
-		sch = map[string]any{"type": "object"}
-	}
-	props, _ := sch["properties"].(map[string]any)
-	if props == nil {
-		props = map[string]any{}
-	}
-	if t.Name == app.MemorySearch.Tool {
-		delete(props, "instances")
+// routedSchema is an operation's MCP input schema with a required
+// instance_id and without the fields the router leaves out (route:"-": for
+// search, instances; the router searches exactly one instance).
+func routedSchema(op app.Op) json.RawMessage {
+	sch := op.Input().ToolInputSchema()
+	props := sch["properties"].(map[string]any)
+	for _, f := range op.Input().Fields {
+		if !f.Routed {
+			delete(props, f.Name)
+		}
 	}
 	props["instance_id"] = map[string]any{
 		"type": "string",
@@ -151,16 +142,8 @@ func routedSchema(t mcp.Tool) json.RawMessage {
 			"this instance's id is its \"self\"). Calls for other instances go to that instance's gateway, which runs " +
 			"only its allow-listed search and read tools for peers.",
 	}
-	sch["properties"] = props
-	req := []any{"instance_id"}
-	if old, ok := sch["required"].([]any); ok {
-		for _, n := range old {
-			if n != "instance_id" {
-				req = append(req, n)
-			}
-		}
-	}
-	sch["required"] = req
+	required, _ := sch["required"].([]string)
+	sch["required"] = append([]string{"instance_id"}, required...)
 	b, _ := json.Marshal(sch)
 	return b
 }
@@ -187,12 +170,12 @@ func (r *routedTool) call(ctx context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	self := r.s.app.Self().InstanceID
-	if id == self {
-		if r.local.tool.Name == app.MemorySearch.Tool {
-			if _, ok := args["instances"]; ok {
-				return nil, app.Invalidf("unknown argument \"instances\": on the router, instance_id alone selects the instance searched")
-			}
+	for _, f := range r.local.op.Input().Fields {
+		if _, given := args[f.Name]; given && !f.Routed {
+			return nil, app.Invalidf("unknown argument %q: on the router, instance_id alone selects the instance %s runs on", f.Name, r.local.tool.Name)
 		}
+	}
+	if id == self {
 		return r.local.call(ctx, rest)
 	}
 	if err := r.s.app.RouteTarget(id); err != nil {

@@ -42,7 +42,7 @@ func (s *Server) restHandler(op app.Op) http.Handler {
 				writeError(w, http.StatusUnsupportedMediaType, "content type must be application/json, got %q", ct)
 				return
 			}
-			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+			b, err := io.ReadAll(r.Body) // capped by the route (limitBody)
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				writeError(w, http.StatusRequestEntityTooLarge, "request body larger than %d bytes", tooBig.Limit)
@@ -129,7 +129,7 @@ func opTool(op app.Op) mcp.Tool {
 	if desc == "" {
 		desc = sp.Summary
 	}
-	in, _ := json.Marshal(op.Input().InputSchema(app.NewSchemaGen("#/$defs/"), app.SurfaceMCP))
+	in, _ := json.Marshal(op.Input().ToolInputSchema())
 	out, _ := json.Marshal(app.OutputSchema(op.Output()))
 	return mcp.Tool{
 		Name: sp.Tool, Title: sp.Title, Description: desc,
