@@ -22,9 +22,14 @@
 //     with the same hash returns its existing id. A version anchored with
 //     another hash (ErrAlreadyAnchored) fails the whole batch: anchor the
 //     others without it, and report it, since the chain then contradicts
-//     the local history.
+//     the local history. Each state record carries the project id it was
+//     anchored under (Record.ProjectID).
 //  4. Verification endpoints read with GetAnchor(projectID, version) and
-//     compare StateHash with the local one.
+//     compare StateHash with the local one (Verifier). Only home holds the
+//     seed, so only home computes project ids (SeedProjectID); every other
+//     instance takes them from home's replicated state records
+//     (RecordsProjectID), and until one records a project's id, reports
+//     that project from the records alone, with an empty project id.
 //
 // Every method blocks until its transaction is mined (milliseconds on the
 // embedded chain) or ctx ends; transactions are serialized, one in flight at
@@ -81,6 +86,9 @@
 //     a keyed hash: without the seed it cannot be reversed or even tested
 //     against a guessed name. It is stable, so anchors of one project can be
 //     linked to each other (how many versions, when), but not to a name.
+//     Only home computes it; home's anchor records (replicated to the
+//     owner's instances, never on chain) pair it with the name, so a
+//     satellite can name the project on chain without the seed.
 //   - The state hash is SHA3-256 over a domain separator and the canonical
 //     state; it reveals nothing of the state without the state itself.
 //   - Memory content is XChaCha20-Poly1305 under MemoryEncryptionKey with a

@@ -10,6 +10,9 @@ import (
 
 // Project ids on chain are identity.Seed.ProjectIDHash (HMAC-SHA256 of the
 // name under a seed-derived key): the chain never sees a project name.
+// Only home, which holds the seed, computes them (SeedProjectID); it records
+// each in its replicated state records, where instances without the seed
+// read it (RecordsProjectID, RecordedProjectID).
 
 // Memory ciphertext format (frozen; TestEncryptMemoryGolden pins it):
 //

@@ -15,8 +15,9 @@ import (
 const (
 	// StatusMismatch: the chain holds another hash for this version.
 	StatusMismatch = "mismatch"
-	// StatusUnverified: this instance reads no chain; home's replicated
-	// record says the version is anchored.
+	// StatusUnverified: this instance reads no chain (or cannot name the
+	// project on it yet); home's replicated record says the version is
+	// anchored.
 	StatusUnverified = "unverified"
 )
 
@@ -47,7 +48,8 @@ type VersionCheck struct {
 	// Status: anchored (on chain, hash matches), pending (not on chain
 	// yet), mismatch (the chain holds another hash), conflict (home found
 	// another hash there when anchoring), or unverified (no chain access
-	// here: the record is home's, replicated).
+	// here, or the project cannot be named on chain here yet: the record
+	// is home's, replicated).
 	Status string `json:"status"`
 	Match  bool   `json:"match"`
 	// On chain, when read.
@@ -69,10 +71,14 @@ func (c VersionCheck) Contradicted() bool {
 // /v1/project/{name}/state/anchor. JSON field names are part of the REST API.
 type Report struct {
 	Project string `json:"project"`
-	// ProjectID is the keyed hash the chain knows the project by.
-	ProjectID string         `json:"project_id"`
-	Chain     *ChainDoc      `json:"chain"` // nil: this instance reads no chain
-	Versions  []VersionCheck `json:"versions"`
+	// ProjectID is the keyed hash the chain knows the project by; empty
+	// when this instance cannot name the project on chain (a satellite
+	// before home recorded an anchoring of it).
+	ProjectID string `json:"project_id"`
+	// Chain is nil when the versions were not checked against a chain:
+	// this instance reads none, or ProjectID is empty.
+	Chain    *ChainDoc      `json:"chain"`
+	Versions []VersionCheck `json:"versions"`
 	// Verified: every version is anchored with a matching hash.
 	Verified bool   `json:"verified"`
 	HowTo    string `json:"how_to_verify"`
@@ -94,14 +100,18 @@ const HowToVerify = "For each version: call getAnchor(project_id, version) on th
 
 // Verifier checks state versions against the chain. A Verifier without a
 // Chain reads none: it reports home's replicated records, and a version
-// they say is anchored is "unverified".
+// they say is anchored is "unverified". A project ProjectID cannot name is
+// reported the same way, with an empty project id: the chain is never read
+// with a made-up id.
 type Verifier struct {
 	// DB holds home's anchors records (replicated to every instance).
 	DB *store.DB
 	// Chain reads anchors (nil: this instance reads no chain).
 	Chain ChainReader
-	// ProjectID is the keyed project id the chain knows a project by.
-	ProjectID func(project string) [32]byte
+	// ProjectID is the keyed project id the chain knows a project by; ok
+	// is false when this instance cannot name the project on chain (yet).
+	// SeedProjectID on home, RecordsProjectID elsewhere; nil knows none.
+	ProjectID func(project string) (id [32]byte, ok bool)
 	// Versions holds the state versions.
 	Versions Versions
 }
@@ -116,7 +126,7 @@ func (v Verifier) VerifyProject(ctx context.Context, project string) (Report, er
 	if err != nil {
 		return Report{}, err
 	}
-	out := v.report(project)
+	out, pid, onChain := v.report(project)
 	out.Verified = true
 	for n := uint64(1); n <= latest.Version; n++ {
 		ver, err := v.Versions.Version(project, n)
@@ -125,7 +135,7 @@ func (v Verifier) VerifyProject(ctx context.Context, project string) (Report, er
 		} else if err != nil {
 			return Report{}, err
 		}
-		c, err := v.check(ctx, project, ver)
+		c, err := v.check(ctx, project, pid, onChain, ver)
 		if err != nil {
 			return Report{}, err
 		}
@@ -145,8 +155,8 @@ func (v Verifier) VerifyVersion(ctx context.Context, project string, version uin
 	if err != nil {
 		return Report{}, err
 	}
-	out := v.report(project)
-	c, err := v.check(ctx, project, ver)
+	out, pid, onChain := v.report(project)
+	c, err := v.check(ctx, project, pid, onChain, ver)
 	if err != nil {
 		return Report{}, err
 	}
@@ -155,19 +165,29 @@ func (v Verifier) VerifyVersion(ctx context.Context, project string, version uin
 	return out, nil
 }
 
-// report is the Report of project with no version checked yet.
-func (v Verifier) report(project string) Report {
-	out := Report{Project: project, ProjectID: HashHex(v.ProjectID(project)), Versions: []VersionCheck{}, HowTo: HowToVerify}
-	if v.Chain != nil {
-		info := v.Chain.Info()
-		out.Chain = &ChainDoc{Kind: info.Kind, ChainID: info.ChainID, Contract: info.Contract}
+// report is the Report of project with no version checked yet, and the
+// project id to read the chain with (onChain false: read no chain).
+func (v Verifier) report(project string) (out Report, pid [32]byte, onChain bool) {
+	out = Report{Project: project, Versions: []VersionCheck{}, HowTo: HowToVerify}
+	if v.ProjectID == nil {
+		return out, pid, false
 	}
-	return out
+	pid, ok := v.ProjectID(project)
+	if !ok || pid == ([32]byte{}) {
+		return out, [32]byte{}, false
+	}
+	out.ProjectID = HashHex(pid)
+	if v.Chain == nil {
+		return out, pid, false
+	}
+	info := v.Chain.Info()
+	out.Chain = &ChainDoc{Kind: info.Kind, ChainID: info.ChainID, Contract: info.Contract}
+	return out, pid, true
 }
 
-// check verifies one version against the chain, or, without one, against
-// home's replicated record.
-func (v Verifier) check(ctx context.Context, project string, ver *state.Version) (VersionCheck, error) {
+// check verifies one version against the chain under project id pid, or,
+// if not onChain, against home's replicated record.
+func (v Verifier) check(ctx context.Context, project string, pid [32]byte, onChain bool, ver *state.Version) (VersionCheck, error) {
 	c := VersionCheck{Version: ver.Version, StateHash: ver.StateHash, Status: StatusPending}
 	var rec Record
 	ok := false
@@ -183,14 +203,14 @@ func (v Verifier) check(ctx context.Context, project string, ver *state.Version)
 			c.Status = StatusConflict
 		}
 	}
-	if v.Chain == nil {
+	if !onChain {
 		if ok && rec.Status == StatusAnchored {
 			c.Status = StatusUnverified
 			c.Match = rec.StateHash == ver.StateHash
 		}
 		return c, nil
 	}
-	a, found, err := v.Chain.GetAnchor(ctx, v.ProjectID(project), ver.Version)
+	a, found, err := v.Chain.GetAnchor(ctx, pid, ver.Version)
 	if err != nil {
 		return c, fmt.Errorf("%w: %w", ErrChainUnreadable, err)
 	}

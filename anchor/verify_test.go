@@ -83,7 +83,7 @@ func TestVerifierVerdicts(t *testing.T) {
 	record(4, anchor.StatusConflict, h(4))
 	record(6, anchor.StatusAnchored, h(9)) // home's record disagrees with the hash held here
 	chain := fakeChain{anchors: map[uint64][32]byte{1: hash(1), 3: hash(33), 6: hash(6)}}
-	pid := func(string) [32]byte { return hash(0xAA) }
+	pid := func(string) ([32]byte, bool) { return hash(0xAA), true }
 
 	v := anchor.Verifier{DB: env.DB, Chain: chain, ProjectID: pid, Versions: versions}
 	rep, err := v.VerifyProject(ctx, "crow")
@@ -192,5 +192,117 @@ func TestVersionCheckContradicted(t *testing.T) {
 		if got := (anchor.VersionCheck{Status: status}).Contradicted(); got != want {
 			t.Errorf("%s: Contradicted() = %v, want %v", status, got, want)
 		}
+	}
+}
+
+// zeroGuard is a ChainReader that fails the test when asked for the zero
+// project id, and counts the reads.
+type zeroGuard struct {
+	fakeChain
+	t     *testing.T
+	reads *int
+}
+
+func (g zeroGuard) GetAnchor(ctx context.Context, pid [32]byte, v uint64) (anchor.Anchor, bool, error) {
+	*g.reads++
+	if pid == ([32]byte{}) {
+		g.t.Errorf("the chain was read with a zero project id (version %d)", v)
+	}
+	return g.fakeChain.GetAnchor(ctx, pid, v)
+}
+
+// An instance that cannot name the project on chain (a satellite before
+// home recorded a project id) reports project_id "" and home's records
+// only, as without a chain, and never reads the chain. Records written
+// before Record.ProjectID existed name nothing.
+func TestVerifierWithoutProjectID(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ctx := context.Background()
+	h := func(b byte) string { return anchor.HashHex(hash(b)) }
+	// An old record (no project_id) says version 1 is anchored.
+	data, _ := json.Marshal(anchor.Record{Kind: anchor.RecordState, Status: anchor.StatusAnchored, Project: "crow", Version: 1,
+		StateHash: h(1), AnchorID: 1, TxHash: "0xold", Block: 2})
+	if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableAnchors, RowID: anchor.StateRecordID("crow", 1),
+		Op: store.OpPut, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	chain := zeroGuard{fakeChain{anchors: map[uint64][32]byte{1: hash(1), 2: hash(2)}}, t, &reads}
+	for _, pid := range []func(string) ([32]byte, bool){
+		anchor.RecordsProjectID(env.DB),
+		func(string) ([32]byte, bool) { return [32]byte{}, false },
+		func(string) ([32]byte, bool) { return [32]byte{}, true }, // a zero id is never used
+		nil,
+	} {
+		v := anchor.Verifier{DB: env.DB, Chain: chain, ProjectID: pid, Versions: fakeVersions{1: h(1), 2: h(2)}}
+		rep, err := v.VerifyProject(ctx, "crow")
+		if err != nil || rep.ProjectID != "" || rep.Chain != nil || rep.Verified || len(rep.Versions) != 2 {
+			t.Fatalf("report: %+v %v", rep, err)
+		}
+		if c := rep.Versions[0]; c.Status != anchor.StatusUnverified || !c.Match || c.TxHash != "0xold" {
+			t.Errorf("version 1 (home's record): %+v", c)
+		}
+		if c := rep.Versions[1]; c.Status != anchor.StatusPending {
+			t.Errorf("version 2 (no record): %+v", c)
+		}
+		one, err := v.VerifyVersion(ctx, "crow", 1)
+		if err != nil || one.ProjectID != "" || one.Versions[0].Status != anchor.StatusUnverified {
+			t.Fatalf("one version: %+v %v", one, err)
+		}
+		b, _ := json.Marshal(rep)
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil || doc["project_id"] != "" {
+			t.Fatalf("JSON project_id: %s", b)
+		}
+	}
+	if reads != 0 {
+		t.Fatalf("the chain was read %d times", reads)
+	}
+}
+
+// RecordedProjectID takes the project id from the project's own state
+// records (the newest that has one), not from a project whose name extends
+// it, nor from records without one.
+func TestRecordedProjectID(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ctx := context.Background()
+	put := func(project string, v uint64, pid string) {
+		t.Helper()
+		data, _ := json.Marshal(anchor.Record{Kind: anchor.RecordState, Status: anchor.StatusAnchored, Project: project,
+			ProjectID: pid, Version: v, StateHash: anchor.HashHex(hash(byte(v)))})
+		if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableAnchors, RowID: anchor.StateRecordID(project, v),
+			Op: store.OpPut, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("crow", 1, "")                      // before Record.ProjectID
+	put("crow", 2, anchor.HashHex(hash(7))) // the id
+	put("crow", 3, "")
+	put("crow", 4, "not a hash")
+	put("crow/x", 1, anchor.HashHex(hash(8))) // "state/crow/x/…": another project
+	put("crowd", 1, anchor.HashHex(hash(9)))
+	put("old", 1, "")
+	put("b", 1, anchor.HashHex(hash(10)))
+	for project, want := range map[string][32]byte{"crow": hash(7), "crow/x": hash(8), "crowd": hash(9), "b": hash(10)} {
+		if id, ok, err := anchor.RecordedProjectID(env.DB, project); err != nil || !ok || id != want {
+			t.Errorf("%s: %x %v %v, want %x", project, id, ok, err, want)
+		}
+		if id, ok := anchor.RecordsProjectID(env.DB)(project); !ok || id != want {
+			t.Errorf("RecordsProjectID(%s) = %x %v", project, id, ok)
+		}
+	}
+	for _, project := range []string{"old", "cro", "a", "zzz", "crow/"} {
+		if id, ok, err := anchor.RecordedProjectID(env.DB, project); err != nil || ok {
+			t.Errorf("%s: %x %v %v, want none", project, id, ok, err)
+		}
+	}
+	// A memory record is not a state record.
+	data, _ := json.Marshal(anchor.Record{Kind: anchor.RecordMemory, Status: anchor.StatusAnchored, MemoryID: "m"})
+	if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableAnchors, RowID: anchor.MemoryRecordID("m"),
+		Op: store.OpPut, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := anchor.RecordedProjectID(env.DB, "zzz"); err != nil || ok {
+		t.Fatalf("after a memory record: %v %v", ok, err)
 	}
 }

@@ -31,10 +31,16 @@ const (
 // Record is an anchors row: the home-written, synced record of what was
 // anchored where. Row ids: "state/<project>/<version, 20 digits>" and
 // "memory/<memory id>".
+//
+// ProjectID, in a state record, is the keyed id home anchored the project
+// under on chain (HashHex of identity.Seed.ProjectIDHash; a conflict record
+// has it too): how an instance without the seed names the project on chain
+// (RecordedProjectID). Records written before the field existed have none.
 type Record struct {
 	Kind      string `json:"kind"`
 	Status    string `json:"status"`
 	Project   string `json:"project,omitempty"`
+	ProjectID string `json:"project_id,omitempty"` // state records; see above
 	Version   uint64 `json:"version,omitempty"`
 	StateHash string `json:"state_hash,omitempty"`
 	AnchorID  uint64 `json:"anchor_id,omitempty"`
@@ -244,7 +250,7 @@ func (w *Worker) anchorStates(ctx context.Context, batch []pendingState) error {
 	now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
 	muts := make([]store.Mutation, 0, len(batch))
 	for i, p := range batch {
-		r := Record{Kind: RecordState, Project: p.project, Version: p.version, StateHash: p.hashHex,
+		r := Record{Kind: RecordState, Project: p.project, ProjectID: HashHex(in[i].ProjectID), Version: p.version, StateHash: p.hashHex,
 			ChainID: info.ChainID, Contract: info.Contract, At: now}
 		switch {
 		case errors.Is(err, ErrAlreadyAnchored):

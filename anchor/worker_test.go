@@ -40,7 +40,8 @@ func TestWorkerAnchorsPendingOnce(t *testing.T) {
 	}
 	for v, want := range map[uint64]string{1: h1, 2: h2} {
 		rec, ok, err := ReadRecord(env.DB, StateRecordID("crow", v))
-		if err != nil || !ok || rec.Status != StatusAnchored || rec.StateHash != want || rec.TxHash == "" || rec.AnchorID == 0 {
+		if err != nil || !ok || rec.Status != StatusAnchored || rec.StateHash != want || rec.TxHash == "" || rec.AnchorID == 0 ||
+			rec.ProjectID != HashHex(seed.ProjectIDHash("crow")) {
 			t.Fatalf("record of version %d: %+v %v %v", v, rec, ok, err)
 		}
 		a, ok, err := ch.GetAnchor(ctx, seed.ProjectIDHash("crow"), v)

@@ -74,9 +74,11 @@ type Deps struct {
 	Consolidated func()
 	// Chain reads anchors for verification (nil: this instance reads no
 	// chain and reports home's replicated records as unverified);
-	// ProjectID is the keyed project id the chain uses.
+	// ProjectID is the keyed project id the chain uses (ok false: this
+	// instance cannot name the project on chain yet; anchor.SeedProjectID
+	// on home, anchor.RecordsProjectID elsewhere).
 	Chain     ChainReader
-	ProjectID func(project string) [32]byte
+	ProjectID func(project string) ([32]byte, bool)
 	// Federation fans searches out to other instances; SearchDeadline
 	// bounds each instance's part (default DefaultSearchDeadline). Nil:
 	// only this instance can be searched.
