@@ -76,6 +76,12 @@ type fakeAPI struct {
 	// verifyAuth has, per call of the public GET /v1/verify/{name}, the
 	// credentials it carried (Authorization, x-api-key, Cookie): "" when none.
 	verifyAuth []string
+
+	// role is this instance's role in GET /health: "home" (inst-home, as
+	// newFakeAPI makes it) or "satellite" (inst-laptop).
+	role       string
+	healthDown bool         // GET /health answers 503
+	invites    []fakeInvite // every POST /v1/instances/invite, in order
 }
 
 // Hashes of the fake project state versions.
@@ -114,6 +120,7 @@ const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded;
 func newFakeAPI() *fakeAPI {
 	now := time.Now().UTC().Truncate(time.Second)
 	return &fakeAPI{
+		role: "home",
 		conflicts: []*fakeConflict{
 			{
 				ID: "c1", TableName: "memories", RowID: "mem-1", Op: "update", CreatedAt: now.Add(-1 * time.Minute),
@@ -319,8 +326,17 @@ func (f *fakeAPI) handler() http.Handler {
 		}
 		writeErr(w, http.StatusNotFound, "no notification with id %s", r.PathValue("id"))
 	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		if f.healthDown {
+			writeErr(w, http.StatusServiceUnavailable, "health is down for the test")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "instance_id": f.self(), "role": f.role,
+			"crow_id": "crow-fake", "public_key": "ab", "version": "test", "sync_addrs": []string{}})
+	})
+	f.inviteRoutes(mux)
 	mux.HandleFunc("GET /v1/instances", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"self": "inst-home", "instances": []map[string]any{
+		writeJSON(w, http.StatusOK, map[string]any{"self": f.self(), "instances": []map[string]any{
 			{"id": "inst-home", "name": "home", "role": "home", "gateway_url": "http://127.0.0.1:3001", "status": "online",
 				"last_seen": time.Now().Unix(), "public_key": "ab", "sync_addrs": []string{}},
 			{"id": "inst-laptop", "name": "laptop", "role": "satellite", "gateway_url": "http://100.64.0.2:3001", "status": "offline",

@@ -2,7 +2,9 @@
 // an overview, the projects (each one's newest Project State and the anchor
 // status of its versions, SPEC §10–§11), the sync conflict recovery view
 // (SPEC §6: both versions side by side with a per-field diff; keep, restore,
-// resolve all), the instances, the notifications and the public verify page.
+// resolve all), the instances (on home with a form that makes a one-time
+// invite for a new machine, SPEC §7), the notifications and the public
+// verify page.
 //
 // The pages carry no data and need no authentication: app.js asks the owner
 // for the API key, keeps it in sessionStorage and reads and changes

@@ -629,10 +629,152 @@
     $(tableId).hidden = rows.length === 0;
   }
 
+  // ---- invitations (the instances page; SPEC §7) ----------------------------
+
+  // shellWord quotes s for a POSIX shell when it is not a plain word.
+  function shellWord(s) {
+    return /^[A-Za-z0-9_.,:\/=+@%-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
+  }
+
+  // fmtExpiry formats an expiry time (RFC 3339) with an "in" hint.
+  function fmtExpiry(v) {
+    var s = fmtTime(v);
+    var d = new Date(str(v));
+    if (isNaN(d.getTime())) return s;
+    var left = Math.round((d.getTime() - Date.now()) / 1000);
+    if (left <= 0) return s + ' (already past)';
+    // Hours up to two days, so that a lifetime of 24 h reads "in 24 h".
+    var rel = left < 60 ? left + ' s' : left < 3570 ? Math.round(left / 60) + ' min' :
+      left < 172800 ? Math.round(left / 3600) + ' h' : Math.round(left / 86400) + ' d';
+    return s + ' (in ' + rel + ')';
+  }
+
+  function copyMsg(text) {
+    var m = $('invite-copy-msg');
+    m.textContent = text;
+    m.hidden = false;
+  }
+
+  // selectNode selects the text of a field or an element for the owner to
+  // copy by hand.
+  function selectNode(node) {
+    if (typeof node.select === 'function') {
+      node.focus();
+      node.select();
+      return;
+    }
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    var r = document.createRange();
+    r.selectNodeContents(node);
+    sel.addRange(r);
+  }
+
+  // copyFrom copies the text of node (a field's value, else its text) with
+  // the clipboard API; where there is none (a page not on localhost nor
+  // HTTPS) or it refuses, the text is selected and copied the old way, or
+  // left selected for Ctrl+C.
+  function copyFrom(node, what) {
+    var text = typeof node.value === 'string' ? node.value : node.textContent;
+    function byHand() {
+      selectNode(node);
+      var ok = false;
+      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+      copyMsg(ok ? 'Copied ' + what + '.' : 'The clipboard is not available here: ' + what + ' is selected, press Ctrl+C (⌘C on a Mac) to copy it.');
+    }
+    if (navigator.clipboard && typeof navigator.clipboard.writeText === 'function') {
+      navigator.clipboard.writeText(text).then(function () { copyMsg('Copied ' + what + '.'); }, byHand);
+    } else {
+      byHand();
+    }
+  }
+
+  var inv = { busy: false };
+
+  // showInviteRole shows the invite form on home, and on a satellite (or
+  // when the role is unknown) a line saying invites are made on home.
+  // homeURL is home's gateway URL when the registry knows it.
+  function showInviteRole(role, homeURL, why) {
+    $('invite-checking').hidden = true;
+    var home = role === 'home';
+    $('invite-form').hidden = !home;
+    if (!home) $('invite-result').hidden = true;
+    var note = $('invite-elsewhere');
+    note.hidden = home;
+    if (home) return;
+    var text = role === 'satellite' ?
+      'Invites are made on home: this instance is a satellite. Run crow instance invite --name NAME on home, or use the instances page of home\'s web UI' :
+      'Invites are made on home, and this page could not tell whether this instance is home (' + why + '). Run crow instance invite --name NAME on home';
+    note.textContent = text + (homeURL ? ' (home\'s gateway: ' + homeURL + ').' : '.');
+  }
+
+  function renderInvite(d, asked) {
+    var name = str(d.name) || asked;
+    var line = str(d.invite);
+    $('invite-line').value = line;
+    setText('invite-for', name);
+    setText('invite-expires', fmtExpiry(d.expires_at));
+    $('invite-expires').title = str(d.expires_at);
+    setText('invite-id', str(d.invite_id));
+    setText('invite-command', 'crow init --name ' + shellWord(name) + ' --join ' + shellWord(line));
+    $('invite-copy-msg').hidden = true;
+    $('invite-result').hidden = false;
+  }
+
+  function makeInvite() {
+    if (inv.busy) return;
+    var name = $('invite-name').value.trim();
+    if (!name) {
+      $('invite-name').focus();
+      return;
+    }
+    var ttl = $('invite-ttl').value;
+    inv.busy = true;
+    $('invite-submit').disabled = true;
+    $('invite-result').hidden = true;
+    clearStatus();
+    api('POST', '/v1/instances/invite', { name: name, ttl: ttl }).then(function (d) {
+      renderInvite(obj(d), name);
+      showStatus('ok', 'Made a single-use invite for ' + (str(d.name) || name) + '. Run the command below on the new machine.');
+    }, failed('Could not make the invite')).then(function () {
+      inv.busy = false;
+      $('invite-submit').disabled = false;
+    });
+  }
+
   var instancesPage = {
+    init: function () {
+      $('invite-form').addEventListener('submit', function (ev) {
+        ev.preventDefault();
+        makeInvite();
+      });
+      $('invite-copy').addEventListener('click', function () { copyFrom($('invite-line'), 'the invite'); });
+      $('invite-copy-command').addEventListener('click', function () { copyFrom($('invite-command'), 'the command'); });
+    },
     load: function () {
+      // The role comes from the public /health; if that cannot be read,
+      // from this instance's own row in the registry.
+      var instances = api('GET', '/v1/instances');
       Promise.all([
-        api('GET', '/v1/instances'),
+        publicGet('/health').then(function (h) { return { role: str(obj(h).role) }; }, function (err) {
+          return { error: err.message };
+        }),
+        instances.catch(function (err) {
+          if (err.auth) throw err;
+          return {};
+        })
+      ]).then(function (res) {
+        var h = res[0];
+        var inst = obj(res[1]);
+        var list = arr(inst.instances).map(obj);
+        var selfRow = list.filter(function (i) { return str(i.id) === str(inst.self); })[0];
+        var homeRow = list.filter(function (i) { return i.role === 'home'; })[0];
+        var role = h.error ? (selfRow ? str(selfRow.role) : '') : h.role;
+        var why = h.error ? 'GET /health: ' + h.error : 'its role is ' + (role ? '"' + role + '"' : 'not given');
+        showInviteRole(role, homeRow && role !== 'home' ? str(homeRow.gateway_url) : '', why);
+      }, function () { /* the key form is shown */ });
+      Promise.all([
+        instances,
         api('GET', '/v1/sync/status').catch(function (err) {
           if (err.auth) throw err;
           return { error: err.message };
