@@ -95,7 +95,7 @@ func TestInitAndLoad(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("dir mode = %v, %v; want 0700", st.Mode().Perm(), err)
 	}
-	for _, name := range []string{IdentityName, InstanceIDName, InstanceName, APIKeyName, APIKeyHashName} {
+	for _, name := range []string{IdentityName, InstanceIDName, CertificateName, InstanceName, APIKeyName, APIKeyHashName} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -105,7 +105,7 @@ func TestInitAndLoad(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 5 {
+	if len(entries) != 6 {
 		t.Errorf("dir has %d entries (temp files left?): %v", len(entries), entries)
 	}
 
@@ -158,8 +158,8 @@ func TestInitTwiceChangesNothing(t *testing.T) {
 	}
 	sameSnapshot(t, before, snapshot(t, dir))
 
-	// Any single leftover file blocks Init, and is left alone.
-	for _, name := range []string{IdentityName, InstanceIDName, InstanceName, APIKeyName, APIKeyHashName} {
+	// Any single leftover file of any layout blocks Init, and is left alone.
+	for _, name := range initFiles {
 		d := t.TempDir()
 		os.Chmod(d, 0o755)
 		if err := os.WriteFile(filepath.Join(d, name), []byte("x"), 0o644); err != nil {
@@ -238,7 +238,7 @@ func TestInitRejectsBadInput(t *testing.T) {
 func TestInitRollsBack(t *testing.T) {
 	// Randomness fails: nothing is created.
 	dir := filepath.Join(t.TempDir(), "h")
-	if _, err := initHome(dir, "n", newSeed(t), RoleHome, bytes.NewReader(make([]byte, 20))); err == nil {
+	if _, err := initHome(dir, "n", newSeed(t), RoleHome, bytes.NewReader(make([]byte, 20)), time.Now()); err == nil {
 		t.Fatal("Init with exhausted randomness succeeded")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
@@ -247,7 +247,7 @@ func TestInitRollsBack(t *testing.T) {
 
 	// A write fails at each position in turn.
 	defer func() { testFailWrite = nil }()
-	for _, failAt := range []string{InstanceIDName, IdentityName, InstanceName, APIKeyHashName, APIKeyName} {
+	for _, failAt := range []string{InstanceIDName, IdentityName, CertificateName, InstanceName, APIKeyHashName, APIKeyName} {
 		testFailWrite = func(path string) error {
 			if filepath.Base(path) == failAt {
 				return errors.New("injected")

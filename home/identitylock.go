@@ -2,6 +2,7 @@ package home
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -25,9 +26,11 @@ var (
 	ErrNotLocked = errors.New("home: the identity is not locked")
 )
 
-// PublicName is the file that holds the public half of a locked identity,
-// in clear, so that commands which only show or check the identity work
-// without the passphrase. It exists only while the identity is locked.
+// PublicName is the file that holds the public data of the identity, in
+// clear, where the seed is not: on a locked home (so that commands which only
+// show or check the identity work without the passphrase; it exists only
+// while the identity is locked) and on a satellite that joined by invitation
+// (written by InitJoined, without anchor_address).
 const PublicName = "identity.pub"
 
 // PublicFile is the path of identity.pub.
@@ -40,8 +43,8 @@ const publicFormat = "crow-identity-pub-v1"
 // prints. It never holds a secret.
 type Public struct {
 	CrowID            string `json:"crow_id"`
-	RootPublicKey     string `json:"root_public_key"` // lowercase hex Ed25519
-	AnchorAddress     string `json:"anchor_address"`  // 0x-prefixed, EIP-55
+	RootPublicKey     string `json:"root_public_key"`          // lowercase hex Ed25519
+	AnchorAddress     string `json:"anchor_address,omitempty"` // 0x-prefixed, EIP-55; "" without the seed (joined satellite)
 	InstanceID        string `json:"instance_id"`
 	InstancePublicKey string `json:"instance_public_key"` // lowercase hex Ed25519
 }
@@ -68,10 +71,24 @@ func isLockedText(text []byte) bool {
 	return bytes.HasPrefix(bytes.TrimSpace(text), []byte(identity.BlobPrefix))
 }
 
-// loadPublic reads identity.pub for a locked identity of instance id.
-func loadPublic(p Paths, id string) (Public, error) {
+// encodePublic is the content of identity.pub for pub.
+func encodePublic(pub Public) ([]byte, error) {
+	b, err := json.MarshalIndent(publicFile{Format: publicFormat, Public: pub}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", PublicName, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// loadPublic reads identity.pub of instance id: of a locked identity, or,
+// if joined, of a satellite that joined by invitation (which has no anchor
+// address, and whose crow id must be its root key's: nothing else vouches
+// for it).
+func loadPublic(p Paths, id string, joined bool) (Public, error) {
 	text, err := os.ReadFile(p.PublicFile())
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && joined {
+		return Public{}, fmt.Errorf("%w: this instance joined by invitation but %s is missing (restore it from a backup)", ErrCorrupt, p.PublicFile())
+	} else if errors.Is(err, fs.ErrNotExist) {
 		return Public{}, fmt.Errorf("%w: the identity is locked but %s is missing (restore it, or run 'crow identity unlock')", ErrCorrupt, p.PublicFile())
 	} else if err != nil {
 		return Public{}, fmt.Errorf("reading %s: %w", PublicName, err)
@@ -89,11 +106,15 @@ func loadPublic(p Paths, id string) (Public, error) {
 	if k, err := hex.DecodeString(pf.InstancePublicKey); err != nil || len(k) != 32 {
 		return Public{}, fmt.Errorf("%w: %s: bad instance_public_key", ErrCorrupt, p.PublicFile())
 	}
-	if k, err := hex.DecodeString(pf.RootPublicKey); err != nil || len(k) != 32 {
+	root, err := hex.DecodeString(pf.RootPublicKey)
+	if err != nil || len(root) != 32 {
 		return Public{}, fmt.Errorf("%w: %s: bad root_public_key", ErrCorrupt, p.PublicFile())
 	}
-	if pf.CrowID == "" || pf.AnchorAddress == "" {
+	if pf.CrowID == "" || (!joined && pf.AnchorAddress == "") {
 		return Public{}, fmt.Errorf("%w: %s: incomplete", ErrCorrupt, p.PublicFile())
+	}
+	if joined && pf.CrowID != identity.CrowIDFromPublicKey(root) {
+		return Public{}, fmt.Errorf("%w: %s: crow_id is not the root key's", ErrCorrupt, p.PublicFile())
 	}
 	return pf.Public, nil
 }
@@ -104,14 +125,26 @@ func loadPublic(p Paths, id string) (Public, error) {
 func (h *Home) Locked() bool { return h.locked }
 
 // Public returns the public data of the identity; it needs no passphrase.
+// AnchorAddress is "" on a joined satellite.
 func (h *Home) Public() Public { return h.public }
+
+// RootPublicKey returns the crow's root public key, in every layout (from
+// the seed, or from identity.pub where the seed is locked or absent).
+func (h *Home) RootPublicKey() ed25519.PublicKey {
+	k, _ := hex.DecodeString(h.public.RootPublicKey) // checked by Load
+	return ed25519.PublicKey(k)
+}
 
 // Decrypt decrypts a locked identity with passphrase and makes the seed
 // available (Seed, InstanceKey). It returns an error wrapping
 // identity.ErrBadPassphrase for a wrong passphrase, ErrCorrupt if the blob
 // is damaged or does not match identity.pub, and ErrNotLocked on a home
-// whose seed is in clear. Call it before the Home is shared.
+// whose seed is in clear, and an error wrapping both ErrNotLocked and
+// ErrNoSeed on a joined satellite. Call it before the Home is shared.
 func (h *Home) Decrypt(passphrase []byte) error {
+	if h.joined {
+		return fmt.Errorf("%w: %w", ErrNotLocked, ErrNoSeed)
+	}
 	if !h.locked {
 		return ErrNotLocked
 	}
@@ -135,13 +168,17 @@ func (h *Home) Decrypt(passphrase []byte) error {
 // clear. Order: identity.pub, then identity (each atomically), so that a
 // crash leaves either the clear seed (identity.pub is ignored) or the
 // complete locked pair. It holds serve.lock meanwhile, so it fails with
-// ErrRunning while a daemon serves dir, and with ErrLocked if the identity
-// is already locked.
+// ErrRunning while a daemon serves dir, with ErrLocked if the identity is
+// already locked, and with an error wrapping ErrNoSeed on a joined
+// satellite.
 func LockIdentity(dir string, passphrase []byte) error {
 	if len(passphrase) == 0 {
 		return identity.ErrEmptyPassphrase
 	}
 	return rewriteIdentity(dir, func(h *Home) error {
+		if h.joined {
+			return fmt.Errorf("locking the identity of %s: %w", dir, ErrNoSeed)
+		}
 		if h.locked {
 			return ErrLocked
 		}
@@ -149,11 +186,11 @@ func LockIdentity(dir string, passphrase []byte) error {
 		if err != nil {
 			return err
 		}
-		pub, err := json.MarshalIndent(publicFile{Format: publicFormat, Public: h.public}, "", "  ")
+		pub, err := encodePublic(h.public)
 		if err != nil {
-			return fmt.Errorf("encoding %s: %w", PublicName, err)
+			return err
 		}
-		if err := AtomicWrite(h.PublicFile(), append(pub, '\n'), 0o600); err != nil {
+		if err := AtomicWrite(h.PublicFile(), pub, 0o600); err != nil {
 			return err
 		}
 		return AtomicWrite(h.IdentityFile(), []byte(blob+"\n"), 0o600)
@@ -163,10 +200,14 @@ func LockIdentity(dir string, passphrase []byte) error {
 // UnlockIdentity decrypts the locked seed of dir with passphrase and stores
 // it in clear again, as Init wrote it; then it removes identity.pub. It
 // fails with ErrNotLocked if the seed is in clear, with an error wrapping
-// identity.ErrBadPassphrase (changing nothing) for a wrong passphrase and
-// with ErrRunning while a daemon serves dir.
+// identity.ErrBadPassphrase (changing nothing) for a wrong passphrase, with
+// ErrRunning while a daemon serves dir, and with an error wrapping ErrNoSeed
+// on a joined satellite.
 func UnlockIdentity(dir string, passphrase []byte) error {
 	return rewriteIdentity(dir, func(h *Home) error {
+		if h.joined {
+			return fmt.Errorf("unlocking the identity of %s: %w", dir, ErrNoSeed)
+		}
 		if err := h.Decrypt(passphrase); err != nil {
 			return err
 		}

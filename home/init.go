@@ -12,7 +12,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/crow-sync/crow/identity"
@@ -24,9 +27,9 @@ const (
 	RoleSatellite = "satellite"
 )
 
-// ErrAlreadyInitialized is returned by Init when the directory already holds
-// an identity, an instance id or any other file Init would write. Nothing is
-// changed in that case.
+// ErrAlreadyInitialized is returned by Init, InitJoined and CheckInitable
+// when the directory already holds any file of an initialised directory
+// (see initFiles). Nothing is changed in that case.
 var ErrAlreadyInitialized = errors.New("home: already initialised")
 
 // Info describes an initialised instance.
@@ -46,24 +49,35 @@ type instanceFile struct {
 
 const apiKeyPrefix = "crow_"
 
-// testFailWrite, when set by a test, is called before each file Init writes;
-// an error from it fails that write (fault injection for the rollback path).
+// initFiles are the files of an initialised directory, in any layout. Init
+// and InitJoined refuse a directory that holds any of them.
+var initFiles = []string{
+	InstanceIDName, IdentityName, InstanceKeyName, PublicName, CertificateName,
+	InstanceName, APIKeyHashName, APIKeyName, JoinName,
+}
+
+// testFailWrite, when set by a test, is called before each file Init or
+// InitJoined writes; an error from it fails that write (fault injection for
+// the rollback path).
 var testFailWrite func(path string) error
 
 // Init initialises dir as a new instance of the identity seed: it creates dir
 // (0700) if needed and writes identity, instance-id (a fresh UUIDv4),
-// instance.json, api-key (a fresh owner key) and api-key.sha256, all 0600.
-// Use a new seed and RoleHome for a first machine, an imported seed and
-// RoleSatellite to join an identity.
+// certificate (issued now by the seed's root key for this instance, its
+// name and role), instance.json, api-key (a fresh owner key) and
+// api-key.sha256, all 0600. Use a new seed and RoleHome for a first machine,
+// an imported seed and RoleSatellite for a satellite that holds the seed
+// (`crow init --import`); a satellite enrolled by invitation is InitJoined.
 //
-// Init refuses with an error wrapping ErrAlreadyInitialized if any of those
-// files exists, and then changes nothing. If a write fails midway it removes
-// what this call created (and dir, if it created it).
+// Init refuses with an error wrapping ErrAlreadyInitialized if any file of
+// an initialised directory exists, and then changes nothing. If a write
+// fails midway it removes what this call created (and dir, if it created
+// it).
 func Init(dir, name string, seed identity.Seed, role string) (Info, error) {
-	return initHome(dir, name, seed, role, rand.Reader)
+	return initHome(dir, name, seed, role, rand.Reader, time.Now())
 }
 
-func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) (info Info, err error) {
+func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader, now time.Time) (info Info, err error) {
 	if err := checkName(name); err != nil {
 		return Info{}, err
 	}
@@ -79,44 +93,130 @@ func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) 
 	if err != nil {
 		return Info{}, err
 	}
-	inst, err := json.MarshalIndent(instanceFile{Name: name, Role: role}, "", "  ")
+	inst, err := encodeInstance(name, role)
 	if err != nil {
-		return Info{}, fmt.Errorf("encoding %s: %w", InstanceName, err)
+		return Info{}, err
 	}
-	sum := sha256.Sum256([]byte(key))
+	cert, err := issueCertificate(seed, id, name, role, now)
+	if err != nil {
+		return Info{}, err
+	}
 	p := PathsOf(dir)
-	files := []struct {
-		path string
-		data []byte
-	}{
+	files := []layoutFile{
 		// instance-id first: its O_EXCL create is the lock against a
 		// concurrent Init of the same directory.
 		{p.InstanceIDFile(), []byte(id + "\n")},
 		{p.IdentityFile(), []byte(hex.EncodeToString(seed[:]) + "\n")},
-		{p.InstanceFile(), append(inst, '\n')},
+		{p.CertificateFile(), certificateText(cert)},
+		{p.InstanceFile(), inst},
+	}
+	files = append(files, apiKeyFiles(p, key)...)
+	if err := createLayout(dir, files); err != nil {
+		return Info{}, err
+	}
+	return Info{
+		InstanceID: id,
+		Name:       name,
+		Role:       role,
+		CrowID:     seed.CrowID(),
+		PublicKey:  seed.InstancePublicKey(id),
+	}, nil
+}
+
+func encodeInstance(name, role string) ([]byte, error) {
+	inst, err := json.MarshalIndent(instanceFile{Name: name, Role: role}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", InstanceName, err)
+	}
+	return append(inst, '\n'), nil
+}
+
+// apiKeyFiles are api-key.sha256 and api-key for the owner key key.
+func apiKeyFiles(p Paths, key string) []layoutFile {
+	sum := sha256.Sum256([]byte(key))
+	return []layoutFile{
 		{p.APIKeyHashFile(), []byte(hex.EncodeToString(sum[:]) + "\n")},
 		{p.APIKeyFile(), []byte(key)},
 	}
+}
 
-	// Check everything before writing anything.
-	dirExisted := true
-	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		dirExisted = false
-	} else if err != nil {
-		return Info{}, fmt.Errorf("checking %s: %w", dir, err)
-	} else if !st.IsDir() {
-		return Info{}, fmt.Errorf("%s exists and is not a directory", dir)
-	}
-	if dirExisted {
-		for _, f := range files {
-			if _, err := os.Lstat(f.path); err == nil {
-				return Info{}, fmt.Errorf("%w: %s exists (remove the directory to start over)", ErrAlreadyInitialized, f.path)
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return Info{}, fmt.Errorf("checking %s: %w", f.path, err)
+// layoutFile is one file createLayout writes, mode 0600.
+type layoutFile struct {
+	path string
+	data []byte
+}
+
+// CheckInitable reports whether Init or InitJoined could initialise dir: it
+// returns an error wrapping ErrAlreadyInitialized if dir holds any file of
+// an initialised directory, and an error if dir is not a directory or
+// cannot be created or written. It changes nothing. `crow init --join` calls
+// it before it spends the invite.
+func CheckInitable(dir string) error {
+	_, err := checkInitable(dir)
+	return err
+}
+
+// checkInitable is CheckInitable, and reports whether dir exists.
+func checkInitable(dir string) (dirExisted bool, err error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// The nearest existing ancestor must let us create the rest.
+		parent := filepath.Dir(dir)
+		for {
+			st, err := os.Stat(parent)
+			if err == nil {
+				if !st.IsDir() {
+					return false, fmt.Errorf("cannot create %s: %s is not a directory", dir, parent)
+				}
+				break
 			}
+			if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(parent) == parent {
+				return false, fmt.Errorf("checking %s: %w", parent, err)
+			}
+			parent = filepath.Dir(parent)
+		}
+		if err := writable(parent); err != nil {
+			return false, fmt.Errorf("cannot create %s: %w", dir, err)
+		}
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("checking %s: %w", dir, err)
+	case !st.IsDir():
+		return false, fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	for _, name := range initFiles {
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); err == nil {
+			return true, fmt.Errorf("%w: %s exists (remove the directory to start over)", ErrAlreadyInitialized, path)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return true, fmt.Errorf("checking %s: %w", path, err)
 		}
 	}
+	if err := writable(dir); err != nil {
+		return true, fmt.Errorf("cannot initialise %s: %w", dir, err)
+	}
+	return true, nil
+}
 
+// writable checks that files can be created in dir.
+func writable(dir string) error {
+	if err := syscall.Access(dir, 0x2|0x1); err != nil { // W_OK|X_OK
+		return &fs.PathError{Op: "access", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// createLayout writes files into dir, all or nothing: it refuses (changing
+// nothing) what checkInitable refuses, creates dir (0700) if needed, creates
+// files[0] with O_EXCL (the lock against a concurrent init of the same
+// directory) and the others exclusively, each 0600, and on any failure
+// removes what it created, and dir if it created it.
+func createLayout(dir string, files []layoutFile) (err error) {
+	dirExisted, err := checkInitable(dir)
+	if err != nil {
+		return err
+	}
 	var created []string
 	defer func() {
 		if err == nil {
@@ -133,44 +233,29 @@ func initHome(dir, name string, seed identity.Seed, role string, rnd io.Reader) 
 	}()
 	if !dirExisted {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return Info{}, fmt.Errorf("creating %s: %w", dir, err)
+			return fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	if err := injectFault(files[0].path); err != nil {
-		return Info{}, err
-	}
-	if err := createExclusive(files[0].path, files[0].data, 0o600); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return Info{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, files[0].path)
-		}
-		return Info{}, err
-	}
-	created = append(created, files[0].path)
-	for _, f := range files[1:] {
+	for i, f := range files {
 		if err := injectFault(f.path); err != nil {
-			return Info{}, err
+			return err
 		}
-		if err := writeExclusive(f.path, f.data, 0o600); err != nil {
+		write := writeExclusive
+		if i == 0 {
+			write = createExclusive
+		}
+		if err := write(f.path, f.data, 0o600); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return Info{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, f.path)
+				return fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, f.path)
 			}
-			return Info{}, err
+			return err
 		}
 		created = append(created, f.path)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return Info{}, fmt.Errorf("setting mode of %s: %w", dir, err)
+		return fmt.Errorf("setting mode of %s: %w", dir, err)
 	}
-	if err := syncDir(dir); err != nil {
-		return Info{}, err
-	}
-	return Info{
-		InstanceID: id,
-		Name:       name,
-		Role:       role,
-		CrowID:     seed.CrowID(),
-		PublicKey:  seed.InstancePublicKey(id),
-	}, nil
+	return syncDir(dir)
 }
 
 func injectFault(path string) error {

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/identity/member"
 )
 
 // Errors returned by Load.
@@ -34,23 +35,39 @@ var (
 )
 
 // Home is a loaded data directory. Its methods are safe for concurrent use.
+//
+// A directory has one of three layouts (see the package documentation):
+// the master seed in clear, the seed locked (encrypted; identity.pub holds
+// the public data), or a satellite joined by invitation (no seed: its own
+// instance.key, identity.pub and certificate).
 type Home struct {
 	Paths
 	Info
 
 	seed   identity.Seed
-	locked bool   // the identity file holds an encrypted blob; seed is zero
-	blob   []byte // the armored blob while locked
+	locked bool               // the identity file holds an encrypted blob; seed is zero
+	blob   []byte             // the armored blob while locked
+	joined bool               // no identity file: ownKey is the instance key, seed is zero
+	ownKey ed25519.PrivateKey // from instance.key; nil unless joined
 	public Public
 
 	mu      sync.Mutex
-	apiKey  string   // guarded by mu; "" if the api-key file is absent
-	keyHash [32]byte // guarded by mu
+	apiKey  string             // guarded by mu; "" if the api-key file is absent
+	keyHash [32]byte           // guarded by mu
+	cert    member.Certificate // guarded by mu; verified under the root key
+	hasCert bool               // guarded by mu; cert was loaded or issued
+	join    *Enrollment        // guarded by mu; join.json, nil if absent
 }
 
-// Load reads an initialised data directory. It returns errors wrapping
-// ErrNotInitialized, ErrCorrupt or ErrInsecurePermissions, or the underlying
-// fs error (errors.Is(err, fs.ErrPermission) when a file cannot be read).
+// Load reads an initialised data directory, in any of its three layouts. It
+// returns errors wrapping ErrNotInitialized, ErrCorrupt or
+// ErrInsecurePermissions, or the underlying fs error (errors.Is(err,
+// fs.ErrPermission) when a file cannot be read).
+//
+// A certificate file, where present, must verify under the crow's root key
+// (else ErrCorrupt); one that no longer matches the instance's name or role
+// is kept for EnsureCertificate to re-issue. A joined satellite must have a
+// certificate for its own instance id and key.
 func Load(dir string) (*Home, error) {
 	p := PathsOf(dir)
 	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -61,46 +78,63 @@ func Load(dir string) (*Home, error) {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrCorrupt, dir)
 	}
 	seedText, seedErr := readSecret(p.IdentityFile())
+	keyText, keyErr := readSecret(p.InstanceKeyFile())
 	idText, idErr := os.ReadFile(p.InstanceIDFile())
-	if errors.Is(seedErr, fs.ErrNotExist) && errors.Is(idErr, fs.ErrNotExist) {
+	noSeed, noKey := errors.Is(seedErr, fs.ErrNotExist), errors.Is(keyErr, fs.ErrNotExist)
+	if noSeed && noKey && errors.Is(idErr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no %s in %s", ErrNotInitialized, IdentityName, dir)
 	}
 	for _, e := range []struct {
 		name string
 		err  error
-	}{{IdentityName, seedErr}, {InstanceIDName, idErr}} {
-		if errors.Is(e.err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s is missing from %s (incomplete init?)", ErrCorrupt, e.name, dir)
-		} else if e.err != nil {
+	}{{IdentityName, seedErr}, {InstanceKeyName, keyErr}, {InstanceIDName, idErr}} {
+		if e.err != nil && !errors.Is(e.err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("reading %s: %w", e.name, e.err)
 		}
 	}
+	switch {
+	case noSeed && noKey:
+		return nil, fmt.Errorf("%w: neither %s nor %s is in %s (incomplete init?)", ErrCorrupt, IdentityName, InstanceKeyName, dir)
+	case !noSeed && !noKey:
+		return nil, fmt.Errorf("%w: %s holds both %s and %s; an instance has one or the other", ErrCorrupt, dir, IdentityName, InstanceKeyName)
+	case errors.Is(idErr, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s is missing from %s (incomplete init?)", ErrCorrupt, InstanceIDName, dir)
+	}
 
 	id := strings.TrimSpace(string(idText))
-	locked := isLockedText(seedText)
-	var seed identity.Seed
-	if !locked {
+	if !validUUID(id) {
+		return nil, fmt.Errorf("%w: %s does not hold a UUID", ErrCorrupt, p.InstanceIDFile())
+	}
+	h := &Home{Paths: p, joined: noSeed}
+	switch {
+	case h.joined:
+		var err error
+		if h.ownKey, err = loadInstanceKey(p, keyText); err != nil {
+			return nil, err
+		}
+		if h.public, err = loadPublic(p, id, true); err != nil {
+			return nil, err
+		}
+		if h.public.InstancePublicKey != hex.EncodeToString(h.ownKey.Public().(ed25519.PublicKey)) {
+			return nil, fmt.Errorf("%w: %s: instance_public_key is not the key of %s", ErrCorrupt, p.PublicFile(), p.InstanceKeyFile())
+		}
+	case isLockedText(seedText):
+		h.locked, h.blob = true, trimBlob(seedText)
+		var err error
+		if h.public, err = loadPublic(p, id, false); err != nil {
+			return nil, err
+		}
+	default:
 		raw, err := hex.DecodeString(strings.TrimSpace(string(seedText)))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s is not hex", ErrCorrupt, p.IdentityFile())
 		}
-		if seed, err = identity.SeedFromBytes(raw); err != nil {
+		if h.seed, err = identity.SeedFromBytes(raw); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, p.IdentityFile(), err)
 		}
+		h.public = publicOf(h.seed, id)
 	}
-	if !validUUID(id) {
-		return nil, fmt.Errorf("%w: %s does not hold a UUID", ErrCorrupt, p.InstanceIDFile())
-	}
-	var pub Public
-	if locked {
-		var err error
-		if pub, err = loadPublic(p, id); err != nil {
-			return nil, err
-		}
-	} else {
-		pub = publicOf(seed, id)
-	}
-	instPub, _ := hex.DecodeString(pub.InstancePublicKey) // checked by loadPublic
+	instPub, _ := hex.DecodeString(h.public.InstancePublicKey) // checked by loadPublic
 
 	instText, err := os.ReadFile(p.InstanceFile())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -118,22 +152,28 @@ func Load(dir string) (*Home, error) {
 	if inst.Role != RoleHome && inst.Role != RoleSatellite {
 		return nil, fmt.Errorf("%w: %s: invalid role %q", ErrCorrupt, p.InstanceFile(), inst.Role)
 	}
-
-	h := &Home{
-		Paths: p,
-		Info: Info{
-			InstanceID: id,
-			Name:       inst.Name,
-			Role:       inst.Role,
-			CrowID:     pub.CrowID,
-			PublicKey:  ed25519.PublicKey(instPub),
-		},
-		seed:   seed,
-		locked: locked,
-		public: pub,
+	if h.joined && inst.Role != RoleSatellite {
+		return nil, fmt.Errorf("%w: %s: role %q, but an instance without the master seed is a %s", ErrCorrupt, p.InstanceFile(), inst.Role, RoleSatellite)
 	}
-	if locked {
-		h.blob = trimBlob(seedText)
+	h.Info = Info{
+		InstanceID: id,
+		Name:       inst.Name,
+		Role:       inst.Role,
+		CrowID:     h.public.CrowID,
+		PublicKey:  ed25519.PublicKey(instPub),
+	}
+
+	if h.cert, h.hasCert, err = loadCertificate(p, h.RootPublicKey()); err != nil {
+		return nil, err
+	}
+	if h.joined && !h.hasCert {
+		return nil, fmt.Errorf("%w: this instance joined by invitation but %s is missing (restore it from a backup)", ErrCorrupt, p.CertificateFile())
+	}
+	if h.joined && !h.certifiesKey(h.cert) {
+		return nil, fmt.Errorf("%w: %s is not for this instance (id %s and its key)", ErrCorrupt, p.CertificateFile(), id)
+	}
+	if h.join, err = loadEnrollment(p); err != nil {
+		return nil, err
 	}
 	if err := h.loadAPIKey(); err != nil {
 		return nil, err
@@ -207,21 +247,32 @@ func validUUID(s string) bool {
 	return true
 }
 
-// Seed returns the master seed. It panics on a locked home (Locked): call
-// Decrypt first.
+// HasSeed reports whether the directory holds the master seed, in clear or
+// locked: false on a satellite that joined by invitation.
+func (h *Home) HasSeed() bool { return !h.joined }
+
+// Seed returns the master seed. It panics on a joined satellite (HasSeed is
+// false) and on a locked home (Locked): call Decrypt first.
 func (h *Home) Seed() identity.Seed {
-	h.mustBeOpen()
+	h.mustHaveSeed()
 	return h.seed
 }
 
-// InstanceKey returns this instance's Ed25519 private key. It panics on a
-// locked home (Locked): call Decrypt first.
+// InstanceKey returns this instance's Ed25519 private key: instance.key on a
+// joined satellite, else derived from the seed. It panics on a locked home
+// (Locked): call Decrypt first.
 func (h *Home) InstanceKey() ed25519.PrivateKey {
-	h.mustBeOpen()
+	if h.joined {
+		return append(ed25519.PrivateKey(nil), h.ownKey...)
+	}
+	h.mustHaveSeed()
 	return h.seed.InstanceKey(h.InstanceID)
 }
 
-func (h *Home) mustBeOpen() {
+func (h *Home) mustHaveSeed() {
+	if h.joined {
+		panic("home: the master seed was used on an instance that holds none (it joined by invitation; check Home.HasSeed)")
+	}
 	if h.locked {
 		panic("home: the seed of a locked identity was used before Home.Decrypt")
 	}

@@ -11,6 +11,9 @@ const (
 	IdentityName    = "identity"
 	InstanceIDName  = "instance-id"
 	InstanceName    = "instance.json"
+	InstanceKeyName = "instance.key"
+	CertificateName = "certificate"
+	JoinName        = "join.json"
 	APIKeyName      = "api-key"
 	APIKeyHashName  = "api-key.sha256"
 	ConfigName      = "config.toml"
@@ -69,6 +72,17 @@ func (p Paths) InstanceIDFile() string { return p.join(InstanceIDName) }
 
 // InstanceFile is the path of instance.json (name and role).
 func (p Paths) InstanceFile() string { return p.join(InstanceName) }
+
+// InstanceKeyFile is the path of instance.key, the own Ed25519 key of an
+// instance that joined by invitation.
+func (p Paths) InstanceKeyFile() string { return p.join(InstanceKeyName) }
+
+// CertificateFile is the path of this instance's membership certificate.
+func (p Paths) CertificateFile() string { return p.join(CertificateName) }
+
+// JoinFile is the path of join.json, the enrollment a joined satellite has
+// not completed yet.
+func (p Paths) JoinFile() string { return p.join(JoinName) }
 
 // APIKeyFile is the path of the plaintext owner API key.
 func (p Paths) APIKeyFile() string { return p.join(APIKeyName) }
