@@ -1,9 +1,7 @@
 package apply
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,11 +23,19 @@ type Options struct {
 	Self      feed.PublicKey   // this instance's own feed: never applied
 	// InstanceID is this instance's id (required).
 	InstanceID string
-	// AuthorKey, if set, returns the key the identity's master seed derives
-	// for an instance id. An entry whose change record names an instance
-	// whose derived key is not the key of the feed carrying it is parked,
-	// never applied: a feed can only speak for the instance that signs it.
-	AuthorKey func(instanceID string) ed25519.PublicKey
+	// FeedTrust, if set, says what the registry knows of a feed key's
+	// membership certificate: the trust and, for TrustCertified, the
+	// instance id the key is certified for. It is called once per feed
+	// before each batch (so a revocation stops a feed at its next batch),
+	// with the applier's lock held: it must be cheap and must not call back
+	// into the Applier. A feed that is not TrustCertified is skipped: nothing
+	// of it is applied or parked and its checkpoint stays, so it resumes
+	// from there once certified (call Notify after the registry changes).
+	// The registry must keep a revoked key revoked. For a certified feed, an
+	// entry whose change record names another instance id is parked: a feed
+	// speaks only for the instance it is certified for. nil: every feed is
+	// applied, without an author check.
+	FeedTrust func(key feed.PublicKey) (trust Trust, instanceID string)
 	// OnApplied, if set, is called after each transaction commits, in order,
 	// for every row the transaction changed (table and the new envelope). It
 	// runs on the applying goroutine and must not block for long.
@@ -60,7 +66,7 @@ type Applier struct {
 	self      feed.PublicKey
 	rules     rules
 	onApplied func(string, *store.Row)
-	authorKey func(string) ed25519.PublicKey
+	feedTrust func(feed.PublicKey) (Trust, string)
 	m         *Metrics
 	log       *slog.Logger
 	maxBatch  int
@@ -75,6 +81,9 @@ type Applier struct {
 
 	mu sync.Mutex // serialises CatchUp (and so every write this applier makes)
 	st stats
+	// trust (guarded by mu) is the last trust seen per feed key (FeedTrust
+	// set), to log and count changes once.
+	trust map[feed.PublicKey]feedTrust
 
 	// hook, if set (tests), runs after each entry is staged, with the number
 	// of entries staged by this applier so far; an error aborts the
@@ -102,9 +111,10 @@ func New(o Options) (*Applier, error) {
 		o.Rescan = time.Minute
 	}
 	return &Applier{
-		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, authorKey: o.AuthorKey,
+		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, feedTrust: o.FeedTrust,
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
 		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, clk: clock.Or(o.Clock), wake: make(chan struct{}, 1),
+		trust: make(map[feed.PublicKey]feedTrust),
 	}, nil
 }
 
@@ -142,15 +152,23 @@ func (a *Applier) Serve(ctx context.Context) error {
 	}
 }
 
-// CatchUp applies every entry held in the replicas beyond their checkpoints
-// and returns how many entries it processed. Calls are serialised. An error
-// in one feed does not stop the others; the errors are joined.
+// CatchUp applies every entry held in the replicas of certified feeds
+// beyond their checkpoints and returns how many entries it processed. Calls
+// are serialised. An error in one feed does not stop the others; the errors
+// are joined.
 func (a *Applier) CatchUp(ctx context.Context) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	feeds, err := a.rs.List()
 	if err != nil {
 		return 0, fmt.Errorf("apply: %w", err)
+	}
+	if len(a.trust) > 0 {
+		held := make(map[feed.PublicKey]bool, len(feeds))
+		for _, f := range feeds {
+			held[f.Key] = true
+		}
+		a.forgetTrustLocked(held)
 	}
 	total := 0
 	var errs []error
@@ -170,11 +188,16 @@ func (a *Applier) CatchUp(ctx context.Context) (int, error) {
 	return total, errors.Join(errs...)
 }
 
+// applyFeedLocked applies feed key batch by batch while it is certified.
 func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
+		}
+		tr := a.trustLocked(key)
+		if tr.trust != TrustCertified {
+			return total, nil
 		}
 		var next uint64
 		if err := a.db.View(func(txn *store.Txn) error {
@@ -196,7 +219,7 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 		if err != nil {
 			return total, err
 		}
-		if err := a.commitLocked(key, next, entries); err != nil {
+		if err := a.commitLocked(key, tr.instance, next, entries); err != nil {
 			return total, err
 		}
 		total += len(entries)
@@ -207,16 +230,17 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 // it); the caller re-reads it.
 var errMoved = errors.New("checkpoint moved")
 
-// commitLocked applies entries [start, start+len) of feed key in one
-// transaction (store.DB.Update re-runs it on conflicts with the local
-// writer), splitting batches too big for one transaction, then runs the
-// post-commit effects. Update publishes the queue head after the commit.
-func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byte) error {
+// commitLocked applies entries [start, start+len) of feed key, certified
+// for instance author ("": no author check), in one transaction
+// (store.DB.Update re-runs it on conflicts with the local writer), splitting
+// batches too big for one transaction, then runs the post-commit effects.
+// Update publishes the queue head after the commit.
+func (a *Applier) commitLocked(key feed.PublicKey, author string, start uint64, entries [][]byte) error {
 	var eff *effects
 	var staged time.Time
 	err := a.db.Update(context.Background(), func(txn *store.Txn) error {
 		var err error
-		eff, err = a.stageLocked(txn, key, start, entries)
+		eff, err = a.stageLocked(txn, key, author, start, entries)
 		staged = time.Now()
 		return err
 	})
@@ -227,10 +251,10 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 	case errors.Is(err, store.ErrTooLarge) && len(entries) > 1:
 		half := len(entries) / 2
 		a.batchCap = max(1, min(a.batchCap, half))
-		if err := a.commitLocked(key, start, entries[:half]); err != nil {
+		if err := a.commitLocked(key, author, start, entries[:half]); err != nil {
 			return err
 		}
-		return a.commitLocked(key, start+uint64(half), entries[half:])
+		return a.commitLocked(key, author, start+uint64(half), entries[half:])
 	case errors.Is(err, errMoved):
 		return nil
 	case err != nil:
@@ -248,9 +272,9 @@ func (a *Applier) commitLocked(key feed.PublicKey, start uint64, entries [][]byt
 	return nil
 }
 
-// stageLocked stages entries [start, start+len) of feed key and their
-// checkpoint into txn.
-func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, start uint64, entries [][]byte) (*effects, error) {
+// stageLocked stages entries [start, start+len) of feed key (certified for
+// author) and their checkpoint into txn.
+func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, author string, start uint64, entries [][]byte) (*effects, error) {
 	cp, err := txn.Applied(key[:])
 	if err != nil {
 		return nil, err
@@ -265,7 +289,7 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, start uint64, 
 	eff := &effects{}
 	for i, e := range entries {
 		idx := start + uint64(i)
-		if err := a.stageEntry(txn, b, key, idx, e, eff); err != nil {
+		if err := a.stageEntry(txn, b, key, author, idx, e, eff); err != nil {
 			return nil, err
 		}
 		a.staged++
@@ -293,8 +317,9 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, start uint64, 
 // about conflicts).
 func lwwTable(t string) bool { return t == store.TableCrowContext || t == store.TableSyncConflicts }
 
-// stageEntry applies one entry inside txn (not its checkpoint).
-func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicKey, idx uint64, e []byte, eff *effects) error {
+// stageEntry applies one entry of feed key, certified for instance author
+// ("": no author check), inside txn (not its checkpoint).
+func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicKey, author string, idx uint64, e []byte, eff *effects) error {
 	rec, err := store.ParseChange(e)
 	reason := ""
 	switch {
@@ -304,8 +329,8 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 		reason = "change record of this instance's own id in another feed"
 	case rec.RowID == "" || rec.VV[rec.InstanceID] == 0:
 		reason = "change record without a row id or without its origin in its version vector"
-	case a.authorKey != nil && !bytes.Equal(a.authorKey(rec.InstanceID), key[:]):
-		reason = "change record names instance " + rec.InstanceID + ", whose key is not the key of this feed"
+	case author != "" && rec.InstanceID != author:
+		reason = "change record names instance " + rec.InstanceID + ", but this feed is certified for instance " + author
 	}
 	if reason != "" {
 		eff.parked++

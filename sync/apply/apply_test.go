@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -511,32 +510,4 @@ func TestBatchTooBigForOneTransaction(t *testing.T) {
 		t.Fatalf("%+v, %d row writes, reference %d", s, len(x.applied), len(ref.applied))
 	}
 	expectSame(t, ref, x)
-}
-
-// TestEntriesOfAnotherAuthorParked: a feed may only carry changes of the
-// instance whose derived key signs it; anything else is parked, not applied.
-func TestEntriesOfAnotherAuthorParked(t *testing.T) {
-	derived := func(id string) ed25519.PublicKey {
-		if id == "m" { // the seed derives another key for "m" than the one signing m's feed
-			return keyOf("not-m").Public().(ed25519.PublicKey)
-		}
-		return keyOf(id).Public().(ed25519.PublicKey)
-	}
-	a, m := newNode(t, "a", "", nil), newNode(t, "m", "", nil)
-	b := newNode(t, "b", "", func(o *Options) { o.AuthorKey = derived })
-	a.put(mem, "1", `{"v":1}`)
-	m.put(mem, "2", `{"v":2}`)
-	pull(t, b, a, a.log.Key(), 100)
-	pull(t, b, m, m.log.Key(), 100)
-	b.catchUp()
-	if b.get(mem, "1") == nil {
-		t.Fatal("the rightful author's entry was not applied")
-	}
-	if b.get(mem, "2") != nil {
-		t.Fatal("an entry naming an instance that does not sign the feed was applied")
-	}
-	ps, err := b.ap.Parked()
-	if err != nil || len(ps) != 1 || !strings.Contains(ps[0].Reason, "not the key of this feed") {
-		t.Fatalf("parked: %v %+v", err, ps)
-	}
 }

@@ -6,12 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/store"
 )
 
 // BenchmarkApply measures the apply rate of a fresh on-disk instance catching
 // up with two replica feeds of 20000 changes each (per-entry checkpoints, one
-// fsync per transaction of up to MaxBatch entries):
+// fsync per transaction of up to MaxBatch entries), both feeds certified
+// through FeedTrust as the daemon wires it (a lookup per batch, an author
+// check per entry):
 //   - chain: the two writers edit disjoint rows (fast-forwards);
 //   - concurrent: both edit the same rows without seeing each other, so half
 //     the entries are concurrent and run conflict detection, and most rows
@@ -44,13 +47,15 @@ func BenchmarkApply(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			certified := map[feed.PublicKey]string{x.log.Key(): "a", y.log.Key(): "b"}
+			trust := func(k feed.PublicKey) (Trust, string) { return TrustCertified, certified[k] }
 			b.ResetTimer()
 			var elapsed time.Duration
 			var last Stats
 			var commit time.Duration
 			for range b.N {
 				b.StopTimer()
-				r := newNode(b, "r", b.TempDir(), func(o *Options) { o.MaxBatch = bench.batch })
+				r := newNode(b, "r", b.TempDir(), func(o *Options) { o.MaxBatch, o.FeedTrust = bench.batch, trust })
 				pull(b, r, x, x.log.Key(), perFeed)
 				pull(b, r, y, y.log.Key(), perFeed)
 				b.StartTimer()

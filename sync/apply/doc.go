@@ -8,11 +8,15 @@
 //     its feed.Replicas (Self = its own feed key, never applied), a
 //     conflicts.Store and its instance id. Run Serve in the daemon's service
 //     tree; shutdown is the context.
-//  2. Call Notify whenever a replica grows (the sync layer stored a range).
+//  2. Give it FeedTrust, the registry's view of each feed key's membership
+//     certificate (SPEC §2): only a certified feed is applied, and only its
+//     entries naming the instance it is certified for.
+//  3. Call Notify whenever a replica grows (the sync layer stored a range)
+//     and whenever the registry's certificates or revocations change.
 //     Notify never blocks; Serve also rescans every Rescan as a safety net.
-//  3. OnApplied is called after each transaction commits, for every row it
+//  4. OnApplied is called after each transaction commits, for every row it
 //     changed, in order: the registry reloads when crow_instances rows arrive.
-//  4. Nothing else writes the s/applied/ checkpoints or the n/apply/ and
+//  5. Nothing else writes the s/applied/ checkpoints or the n/apply/ and
 //     n/parked/ keys.
 //
 // # Per entry: one transaction with its checkpoint and Lamport update
@@ -34,9 +38,21 @@
 // (metrics, OnApplied) run only after a successful commit.
 //
 // An entry whose change record cannot be applied (unknown schema, malformed,
-// no origin counter in its vector, or carrying this instance's own id) is
-// parked under n/parked/<feed hex>/<index BE> with the reason and the raw
-// entry, counted, logged, and the checkpoint moves on (Parked lists them).
+// no origin counter in its vector, carrying this instance's own id, or
+// naming another instance than the one its feed is certified for) is parked
+// under n/parked/<feed hex>/<index BE> with the reason and the raw entry,
+// counted, logged, and the checkpoint moves on (Parked lists them).
+//
+// # Feed trust: a feed is applied only while its key is certified
+//
+// A feed whose key has no valid, unrevoked membership certificate is parked
+// as a whole, whoever relayed it: before each batch the loop asks
+// Options.FeedTrust once. TrustUnknown (no certificate yet) and TrustRevoked
+// skip the feed: nothing is applied or parked and its checkpoint stays, so a
+// feed certified later is applied from where it stopped, and a revocation
+// that lands mid-catch-up stops the feed at its next batch (the batch being
+// committed is the last). A change of a key's trust is logged once; the
+// gauge crow_apply_feeds_parked and Stats count the feeds skipped.
 //
 // # The rules
 //

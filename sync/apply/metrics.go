@@ -19,8 +19,13 @@ type Metrics struct {
 	// Superseded counts records retracted because a newer pair of concurrent
 	// versions replaced them.
 	Superseded prometheus.Counter
-	// Parked counts entries parked (unknown schema or unparsable).
+	// Parked counts entries parked (unknown schema, unparsable, or naming
+	// another instance than the one the feed is certified for).
 	Parked prometheus.Counter
+	// FeedsParked is the number of feeds held whose key is not certified
+	// (Options.FeedTrust), so nothing of them is applied, by reason:
+	// uncertified (no valid certificate known yet) or revoked.
+	FeedsParked *prometheus.GaugeVec
 }
 
 // NewMetrics builds the collectors and registers them with reg (nil: not
@@ -41,11 +46,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		Parked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "crow_apply_parked_total",
-			Help: "Feed entries parked because their change record could not be applied (unknown schema, malformed).",
+			Help: "Feed entries parked because their change record could not be applied (unknown schema, malformed, another instance than the feed's certified one).",
 		}),
+		FeedsParked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "crow_apply_feeds_parked",
+			Help: "Feeds held but not applied because their key has no valid certificate (uncertified) or is revoked, by reason.",
+		}, []string{"reason"}),
+	}
+	for _, r := range []string{TrustUnknown.parkReason(), TrustRevoked.parkReason()} {
+		m.FeedsParked.WithLabelValues(r) // exported at 0 from the start
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.Entries, m.Conflicts, m.Superseded, m.Parked} {
+		for _, c := range []prometheus.Collector{m.Entries, m.Conflicts, m.Superseded, m.Parked, m.FeedsParked} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}
@@ -54,7 +66,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// Stats are the applier's counters since it was created (committed work only).
+// Stats are the applier's counters since it was created (committed work
+// only), and the feeds it currently skips.
 type Stats struct {
 	FastForward uint64 // entries that replaced the live row
 	Concurrent  uint64 // concurrent entries merged (winner by lamport, instance id)
@@ -62,6 +75,10 @@ type Stats struct {
 	Parked      uint64 // entries parked
 	Conflicts   uint64 // conflict records created
 	Superseded  uint64 // conflict records retracted
+	// UncertifiedFeeds and RevokedFeeds are the feeds held that are
+	// currently not applied: no valid certificate known, or revoked
+	// (Options.FeedTrust; both 0 without it).
+	UncertifiedFeeds, RevokedFeeds int
 	// CommitTime is the time spent committing transactions (with the
 	// store's SyncWrites, mostly the fsync), failed commits included.
 	CommitTime time.Duration
@@ -70,6 +87,7 @@ type Stats struct {
 type stats struct {
 	ff, conc, stale, parked, conflicts, superseded atomic.Uint64
 	commitNanos                                    atomic.Uint64
+	uncertifiedFeeds, revokedFeeds                 atomic.Int64
 }
 
 // effects are the counts and rows of one committed transaction.
@@ -111,6 +129,7 @@ func (a *Applier) Stats() Stats {
 	return Stats{
 		FastForward: a.st.ff.Load(), Concurrent: a.st.conc.Load(), Stale: a.st.stale.Load(),
 		Parked: a.st.parked.Load(), Conflicts: a.st.conflicts.Load(), Superseded: a.st.superseded.Load(),
-		CommitTime: time.Duration(a.st.commitNanos.Load()),
+		CommitTime:       time.Duration(a.st.commitNanos.Load()),
+		UncertifiedFeeds: int(a.st.uncertifiedFeeds.Load()), RevokedFeeds: int(a.st.revokedFeeds.Load()),
 	}
 }
