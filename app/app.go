@@ -25,6 +25,8 @@ type Self struct {
 	Version    string
 	GatewayURL string // the URL peers reach this gateway at
 	CreatedAt  string // RFC 3339: when this instance was initialised
+	// Certificate is this instance's membership certificate (text form).
+	Certificate string
 	// SyncAddrs returns the multiaddrs peers dial; it may change at run time.
 	SyncAddrs func() []string
 }

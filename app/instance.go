@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -22,8 +24,11 @@ type Health struct {
 	SyncAddrs  []string `json:"sync_addrs"`
 	GatewayURL string   `json:"gateway_url,omitempty"`
 	CreatedAt  string   `json:"created_at,omitempty"`
-	Challenge  string   `json:"challenge,omitempty"`
-	Signature  string   `json:"signature,omitempty"`
+	// Certificate is this instance's membership certificate (text form):
+	// the root key's signature over its id, key, role and name.
+	Certificate string `json:"certificate,omitempty"`
+	Challenge   string `json:"challenge,omitempty"`
+	Signature   string `json:"signature,omitempty"`
 }
 
 // MaxChallengeBytes bounds the challenge a caller may ask this instance to sign.
@@ -74,6 +79,51 @@ type AnnounceIn struct {
 	registry.Announcement
 }
 
+// InviteIn is the input of instances.invite.
+type InviteIn struct {
+	Name string `json:"name" required:"true" minlen:"1" maxlen:"200" desc:"Name of the machine to enroll (it goes in its certificate; crow init --name must match)."`
+	TTL  string `json:"ttl,omitempty" desc:"How long the invite stays valid, a Go duration between 1m and 168h (7 days); default 1h."`
+}
+
+// Validate checks the lifetime.
+func (in InviteIn) Validate() error {
+	_, err := in.lifetime()
+	return err
+}
+
+func (in InviteIn) lifetime() (time.Duration, error) {
+	if in.TTL == "" {
+		return registry.DefaultInviteTTL, nil
+	}
+	d, err := time.ParseDuration(in.TTL)
+	if err != nil || d < registry.MinInviteTTL || d > registry.MaxInviteTTL {
+		return 0, Invalidf("ttl %q must be a duration between %v and %v, e.g. 15m, 1h, 24h or 168h", in.TTL, registry.MinInviteTTL, registry.MaxInviteTTL)
+	}
+	return d, nil
+}
+
+// Invitation is the answer of instances.invite.
+type Invitation struct {
+	// Invite is the one-line invite (crowinv1.…): home's gateway URL, home's
+	// public key, the crow id and a one-time secret.
+	Invite    string `json:"invite"`
+	InviteID  string `json:"invite_id"`
+	Name      string `json:"name"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// JoinIn is the body of a join by invitation.
+type JoinIn struct {
+	Request member.JoinRequest `json:"request" required:"true" desc:"The join request (crowjoin1.…) made by crow init --join."`
+}
+
+// Joined is the answer to a join: home's signed answer (the certificate) and
+// the registry as home knows it.
+type Joined struct {
+	Answer    member.JoinAnswer   `json:"answer"`
+	Instances []registry.Instance `json:"instances"`
+}
+
 // APIKey is the answer of apikey.rotate.
 type APIKey struct {
 	APIKey string `json:"api_key"`
@@ -96,19 +146,35 @@ var (
 	InstancesRegister = define(&Def[RegisterIn, Registered]{
 		Spec: Spec{Name: "instances.register", Method: "POST", Path: "/v1/instances", Status: 201, Tool: "crow_register_instance",
 			Title: "Register an instance", Tag: "instances", Summary: "Register a peer by its gateway URL (it registers this instance back)",
-			Description: "Register another instance of the same user by its gateway URL: its /health is checked and it must " +
-				"prove, by signing a challenge, that it derives from the same master seed. It is then asked to register " +
-				"this instance back. Returns the instance, plus a warning if the peer could not register this one back.",
+			Description: "Register another instance of the same user by its gateway URL: its /health is checked, it must " +
+				"present a membership certificate of this crow's root key and prove, by signing a challenge, that it holds the " +
+				"certified key. It is then asked to register this instance back. Returns the instance, plus a warning if the " +
+				"peer could not register this one back. New machines join by invite (crow_invite_instance) instead.",
 			Idempotent: true, OpenWorld: true, NoRoute: true},
 		Impl: (*App).instancesRegister,
 	})
 	InstancesRevoke = define(&Def[InstanceID, registry.Instance]{
 		Spec: Spec{Name: "instances.revoke", Method: "DELETE", Path: "/v1/instances/{id}", Tool: "crow_revoke_instance",
 			Title: "Revoke an instance", Tag: "instances", Summary: "Revoke an instance",
-			Description: "Revoke an instance (a lost or stolen machine): it is refused by replication and federation " +
-				"everywhere and can never rejoin with the same id. This instance cannot revoke itself. Returns the revoked instance.",
+			Description: "Revoke an instance (a lost or stolen machine), on home (it signs the revocation with the root key): " +
+				"every instance then refuses its key for replication, federation and registration, under any id, and applies " +
+				"nothing more of its feed. This instance cannot revoke itself. Returns the revoked instance.",
 			Destructive: true, Idempotent: true, NoRoute: true},
 		Impl: (*App).instancesRevoke,
+	})
+	InstancesInvite = define(&Def[InviteIn, Invitation]{
+		Spec: Spec{Name: "instances.invite", Method: "POST", Path: "/v1/instances/invite", Status: 201, Tool: "crow_invite_instance",
+			Title: "Invite a machine", Tag: "instances", Summary: "Make a one-time invite that enrolls a new machine (home only)",
+			Description: "Make a one-time invite for a new machine (home only: it holds the root key). Returns {invite, invite_id, " +
+				"name, expires_at}; on the new machine run: crow init --name NAME --join INVITE, then crow serve. The invite is " +
+				"secret and single use: anyone holding it can enroll one machine until it is used or expires.",
+			NoRoute: true},
+		Impl: (*App).instancesInvite,
+	})
+	InstancesJoin = define(&Def[JoinIn, Joined]{
+		Spec: Spec{Name: "instances.join", Method: "POST", Path: "/v1/instances/join", Access: Public, Tag: "instances",
+			Summary: "A new machine joins by invite: it proves it holds the invite's secret and receives its certificate"},
+		Impl: (*App).instancesJoin,
 	})
 	InstancesAnnounce = define(&Def[AnnounceIn, registry.Instance]{
 		Spec: Spec{Name: "instances.announce", Method: "POST", Path: registry.AnnouncePath, Status: 201, Access: Public, Tag: "instances",
@@ -126,7 +192,7 @@ func (a *App) health(_ context.Context, in HealthIn) (Health, error) {
 	self := a.d.Self
 	h := Health{Status: "ok", InstanceID: self.InstanceID, Name: self.Name, Role: self.Role,
 		CrowID: self.CrowID, PublicKey: self.PublicKey, Version: self.Version, SyncAddrs: []string{},
-		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt}
+		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt, Certificate: self.Certificate}
 	if self.SyncAddrs != nil {
 		if addrs := self.SyncAddrs(); addrs != nil {
 			h.SyncAddrs = addrs
@@ -195,6 +261,35 @@ func (a *App) instancesRevoke(ctx context.Context, in InstanceID) (registry.Inst
 	return inst, registryError(err)
 }
 
+func (a *App) instancesInvite(ctx context.Context, in InviteIn) (Invitation, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return Invitation{}, err
+	}
+	ttl, err := in.lifetime()
+	if err != nil {
+		return Invitation{}, err
+	}
+	made, err := reg.CreateInvite(ctx, in.Name, ttl, a.d.Self.GatewayURL)
+	if err != nil {
+		return Invitation{}, registryError(err)
+	}
+	return Invitation{Invite: made.Invite.String(), InviteID: made.Record.ID, Name: made.Record.Name,
+		ExpiresAt: made.Record.ExpiresAt.UTC().Format(time.RFC3339)}, nil
+}
+
+func (a *App) instancesJoin(ctx context.Context, in JoinIn) (Joined, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return Joined{}, err
+	}
+	ans, err := reg.Enroll(ctx, in.Request)
+	if err != nil {
+		return Joined{}, registryError(err)
+	}
+	return Joined{Answer: ans, Instances: reg.List()}, nil
+}
+
 func (a *App) instancesAnnounce(ctx context.Context, in AnnounceIn) (registry.Instance, error) {
 	reg, err := a.registry()
 	if err != nil {
@@ -218,6 +313,8 @@ func registryError(err error) error {
 	switch {
 	case k == KindNotFound:
 		msg += "; crow_list_instances (GET /v1/instances) lists the registered instances and their ids"
+	case errors.Is(err, registry.ErrNotHome):
+		msg += "; the master seed, and with it the root key, lives only on home"
 	case k == KindUpstream:
 		msg += "; check that crow serve runs there and that the URL is reachable from this machine"
 	}

@@ -20,7 +20,10 @@ import (
 // without rpc_url reads no chain (nil): its verify answers rely on home's
 // replicated anchor records.
 func openChain(ctx context.Context, h *home.Home, cfg home.Config, log *slog.Logger) (anchor.Chain, error) {
-	key := h.Seed().AnchorKey()
+	var key *ecdsa.PrivateKey
+	if h.HasSeed() {
+		key = h.Seed().AnchorKey()
+	}
 	if cfg.Chain.KeyFile != "" {
 		k, err := ethcrypto.LoadECDSA(cfg.Chain.KeyFile)
 		if err != nil {
@@ -29,6 +32,18 @@ func openChain(ctx context.Context, h *home.Home, cfg home.Config, log *slog.Log
 		key = k
 	}
 	if cfg.Chain.RPCURL != "" {
+		if key == nil {
+			// An instance without the seed only reads the chain: a throwaway
+			// key satisfies the client and can send nothing (no funds).
+			if cfg.Chain.Contract == "" {
+				return nil, fmt.Errorf("[chain] rpc_url is set but [chain] contract is not: an instance without the master seed reads home's contract, it cannot deploy one")
+			}
+			k, err := ethcrypto.GenerateKey()
+			if err != nil {
+				return nil, err
+			}
+			key = k
+		}
 		return dialChain(ctx, cfg, key, log)
 	}
 	if h.Role != registry.RoleHome {

@@ -20,6 +20,7 @@ import (
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
 	"github.com/crow-sync/crow/registry"
@@ -98,6 +99,7 @@ func Libp2pTransport(c TransportConfig) (Transport, error) {
 type Daemon struct {
 	cfg     Config
 	h       *home.Home
+	cert    member.Certificate // this instance's membership certificate
 	log     *slog.Logger
 	clk     clock.Clock
 	getenv  func(string) string
@@ -157,6 +159,14 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	if d.clk == nil {
 		d.clk = clock.System{}
 	}
+	// The membership certificate: a joined satellite holds the one home
+	// issued; a seed holder issues its own (directories made before
+	// certificates get one now).
+	cert, err := cfg.Home.EnsureCertificate(d.clk.Now())
+	if err != nil {
+		return nil, fmt.Errorf("daemon: membership certificate: %w", err)
+	}
+	d.cert = cert
 	if d.getenv == nil {
 		d.getenv = os.Getenv
 	}

@@ -12,12 +12,26 @@ import (
 // buildDomain is stage 2: the registry, memories, conflicts, projects.
 func (d *Daemon) buildDomain() error {
 	var err error
-	d.reg, err = registry.New(context.Background(), registry.Config{
-		Seed: d.h.Seed(), SelfID: d.h.InstanceID,
-		Table:        registry.StoreTable{DB: d.db, Writer: d.writer},
+	cfg := registry.Config{
+		Trust:    registry.Trust{CrowID: d.h.CrowID, RootPublicKey: d.h.RootPublicKey()},
+		SelfID:   d.h.InstanceID,
+		SelfKey:  d.h.InstanceKey(),
+		SelfCert: d.cert,
+		Table:    registry.StoreTable{DB: d.db, Writer: d.writer},
+		// Revocations replicate in their own table: written once by home,
+		// never changed, so no conflict can ever lose one.
+		Revocations:  registry.StoreRevocations(d.db, d.writer),
 		Observations: registry.StoreObservations{DB: d.db},
 		MirrorPath:   d.h.InstancesFile(), Clock: d.clk, Logger: d.log,
-	})
+	}
+	// Only home holds the root key (SPEC §2): it alone certifies (invites)
+	// and revokes. A satellite made with --import holds the seed too, but
+	// enrolls and revokes nothing until it is promoted.
+	if d.h.Role == registry.RoleHome && d.h.HasSeed() {
+		cfg.RootKey = d.h.Seed().RootKey()
+		cfg.Invites = registry.StoreInvites{DB: d.db}
+	}
+	d.reg, err = registry.New(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
@@ -30,7 +31,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 			InstanceID: h.InstanceID, Name: h.Name, Role: h.Role, CrowID: h.CrowID,
 			PublicKey: hex.EncodeToString(h.PublicKey), Version: d.cfg.Version,
 			GatewayURL: d.gatewayURL, CreatedAt: d.createdAt.Format(time.RFC3339),
-			SyncAddrs: d.tr.Addrs,
+			SyncAddrs: d.tr.Addrs, Certificate: d.cert.String(),
 		},
 		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
 		Memories:  d.mem,
@@ -58,7 +59,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Forwarder:    d.fed,
 		Consolidated: kickAnchoring,
 		Chain:        chain,
-		ProjectID:    h.Seed().ProjectIDHash,
+		ProjectID:    d.projectID(),
 		Federation:   d.fed,
 	}
 	// The summaries cache puts this instance's own summary first: computed
@@ -86,4 +87,14 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		VerifyPeerToken: federation.Verifier(h.InstanceID, d.clk, d.reg.PeerKey),
 		Metrics:         d.metrics,
 	})
+}
+
+// projectID names projects on chain: home computes the keyed id from the
+// seed; an instance without the seed reads it from home's replicated anchor
+// records.
+func (d *Daemon) projectID() func(string) ([32]byte, bool) {
+	if d.h.HasSeed() {
+		return anchor.SeedProjectID(d.h.Seed())
+	}
+	return anchor.RecordsProjectID(d.db)
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -48,9 +51,9 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	// The apply loop turns replicated feeds into rows; conflicts are recorded.
 	d.applier, err = apply.New(apply.Options{
 		DB: d.db, Replicas: d.reps, Conflicts: d.conflicts, Self: d.own.Key(), InstanceID: d.h.InstanceID,
-		AuthorKey: d.h.Seed().InstancePublicKey, Metrics: applyMetrics, Logger: d.log, Clock: d.clk,
+		FeedTrust: d.feedTrust, Metrics: applyMetrics, Logger: d.log, Clock: d.clk,
 		OnApplied: func(table string, _ *store.Row) {
-			if table == store.TableCrowInstances {
+			if table == store.TableCrowInstances || table == store.TableCrowRevocations {
 				if err := d.reg.Reload(context.Background()); err != nil {
 					d.log.Warn("reloading the registry after replication", "err", err)
 				}
@@ -114,9 +117,39 @@ func (d *Daemon) serveRegistry(ctx context.Context) error {
 	} else if err != nil {
 		return err
 	}
-	unsub := d.reg.Subscribe(func(registry.Event) { d.peers.Notify() })
+	unsub := d.reg.Subscribe(func(registry.Event) {
+		d.peers.Notify()
+		// A certificate that arrived unparks its feed.
+		d.applier.Notify()
+	})
 	defer unsub()
+	if e, ok := d.h.PendingJoin(); ok {
+		go d.completeJoin(ctx, e)
+	}
 	return crowsync.FollowPeers(ctx, d.node, d.syncPeers, d.peers.c)
+}
+
+// completeJoin finishes an enrollment by invitation at the first start: it
+// registers home (whose URL the invite carried) and asks home to register
+// this instance back, the normal registration on both sides, retrying until
+// it succeeds. The registry then replicates from home.
+func (d *Daemon) completeJoin(ctx context.Context, e home.Enrollment) {
+	wait := time.Second
+	for {
+		in, announceErr, err := d.reg.Join(ctx, e.HomeURL, d.gatewayURL)
+		if err == nil && announceErr == nil {
+			if err := d.h.ClearPendingJoin(); err != nil {
+				d.log.Warn("clearing the pending enrollment", "err", err)
+			}
+			d.log.Info("enrolled: home registered and registered us back", "home", in.ID, "url", e.HomeURL)
+			return
+		}
+		d.log.Warn("completing the enrollment with home; retrying", "home", e.HomeURL, "err", errors.Join(err, announceErr), "in", wait)
+		if clock.Wait(ctx, d.clk, wait) != nil {
+			return
+		}
+		wait = min(2*wait, time.Minute)
+	}
 }
 
 // syncPeers is the registry's peer list as sync peers.
@@ -133,4 +166,17 @@ func (d *Daemon) syncPeers() []crowsync.Peer {
 		out = append(out, crowsync.Peer{ID: id, Addrs: p.SyncAddrs})
 	}
 	return out
+}
+
+// feedTrust is the apply loop's view of the registry (SPEC §2): a feed is
+// applied only while its key holds a valid, unrevoked certificate, and only
+// for the instance it certifies; whoever relayed it does not matter.
+func (d *Daemon) feedTrust(key feed.PublicKey) (apply.Trust, string) {
+	switch st, id := d.reg.KeyStatus(key[:]); st {
+	case registry.KeyCertified:
+		return apply.TrustCertified, id
+	case registry.KeyRevoked:
+		return apply.TrustRevoked, id
+	}
+	return apply.TrustUnknown, ""
 }

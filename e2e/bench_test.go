@@ -22,7 +22,7 @@ func BenchmarkWriteToVisibleLatency(b *testing.B) {
 	home.Start()
 	sat := NewDaemon(b, "laptop", home)
 	sat.Start()
-	home.MustCLI("instance", "add", sat.URL())
+	Enrolled(b, home, sat)
 	Eventually(b, syncTimeout, "peers connected", func() bool { return converged(home, sat) })
 
 	client := &http.Client{}

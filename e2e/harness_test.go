@@ -65,26 +65,81 @@ type Daemon struct {
 	Unset            []string // variables removed from every process's environment (e.g. CROW_PASSPHRASE)
 }
 
-// NewDaemon creates a home directory and runs `crow init` in it. With importFrom
-// set, it joins that daemon's identity as a satellite through the export blob.
-func NewDaemon(t testing.TB, name string, importFrom *Daemon) *Daemon {
+// NewDaemon creates a data directory and runs `crow init` in it. With joinTo
+// set (a running home), it enrolls the new instance as a satellite by
+// invitation: `crow instance invite --name NAME` on home, then
+// `crow init --name NAME --join INVITE` here. Its first start then completes
+// the enrollment (see Enrolled).
+func NewDaemon(t testing.TB, name string, joinTo *Daemon) *Daemon {
 	t.Helper()
-	d := &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{},
-		gwPort: freePort(t), syncPort: freePort(t)}
-	if importFrom == nil {
+	d := newDaemon(t, name)
+	if joinTo == nil {
 		d.MustCLI("init", "--name", name)
 	} else {
-		blob := filepath.Join(t.TempDir(), name+".blob")
-		importFrom.MustCLI("identity", "export", "--out", blob)
-		d.MustCLI("init", "--name", name, "--import", blob)
+		d.MustCLI("init", "--name", name, "--join", Invite(joinTo, name))
 	}
+	d.readKey()
+	return d
+}
+
+// ImportDaemon creates a satellite that holds the master seed, from an
+// export of from's identity (`crow init --import`).
+func ImportDaemon(t testing.TB, name string, from *Daemon) *Daemon {
+	t.Helper()
+	d := newDaemon(t, name)
+	blob := filepath.Join(t.TempDir(), name+".blob")
+	from.MustCLI("identity", "export", "--out", blob)
+	d.MustCLI("init", "--name", name, "--import", blob)
+	d.readKey()
+	return d
+}
+
+// Invite runs `crow instance invite --name name` on home and returns the
+// invite: the last line of its stdout (the scripting contract).
+func Invite(home *Daemon, name string, extra ...string) string {
+	home.t.Helper()
+	out := strings.TrimSpace(home.MustCLI(append([]string{"instance", "invite", "--name", name}, extra...)...))
+	lines := strings.Split(out, "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// Enrolled waits until home and s list each other (s registered home and
+// home registered s back, after s's first start).
+func Enrolled(t testing.TB, home, s *Daemon) {
+	t.Helper()
+	sid, hid := s.instanceID(), home.instanceID()
+	Eventually(t, syncTimeout, s.Name+" to be enrolled with "+home.Name, func() bool {
+		return lists(home, sid) && lists(s, hid)
+	})
+}
+
+// lists reports whether d's registry lists instance id (not revoked).
+func lists(d *Daemon, id string) bool {
+	page, err := Call(d, app.InstancesList, app.NoInput{})
+	if err != nil {
+		return false
+	}
+	for _, in := range page.Instances {
+		if in.ID == id && !in.Revoked() {
+			return true
+		}
+	}
+	return false
+}
+
+func newDaemon(t testing.TB, name string) *Daemon {
+	return &Daemon{t: t, Name: name, Home: filepath.Join(t.TempDir(), name), log: &bytes.Buffer{},
+		gwPort: freePort(t), syncPort: freePort(t)}
+}
+
+func (d *Daemon) readKey() {
+	t, name := d.t, d.Name
 	key, err := os.ReadFile(filepath.Join(d.Home, "api-key"))
 	if err != nil {
 		t.Fatalf("%s: reading api-key: %v", name, err)
 	}
 	d.Key = strings.TrimSpace(string(key))
 	d.stopAtCleanup()
-	return d
 }
 
 // stopAtCleanup stops the daemon when the test ends and dumps its log if the

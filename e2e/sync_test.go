@@ -21,8 +21,9 @@ import (
 // syncTimeout bounds how long convergence may take on a loaded CI machine.
 const syncTimeout = 60 * time.Second
 
-// cluster starts a home and satellites joined to its identity, each
-// registered on home with `crow instance add`.
+// cluster starts a home and satellites enrolled by invitation (crow
+// instance invite on home, crow init --join on the satellite), each started
+// and waited for until home and it list each other.
 func cluster(t testing.TB, sats ...string) (*Daemon, []*Daemon) {
 	t.Helper()
 	home := NewDaemon(t, "home", nil)
@@ -31,7 +32,7 @@ func cluster(t testing.TB, sats ...string) (*Daemon, []*Daemon) {
 	for _, name := range sats {
 		s := NewDaemon(t, name, home)
 		s.Start()
-		home.MustCLI("instance", "add", s.URL())
+		Enrolled(t, home, s)
 		out = append(out, s)
 	}
 	return home, out
@@ -277,7 +278,7 @@ func TestTamperedEntryRejectedAndSyncRecovers(t *testing.T) {
 	writeN(t, home, 10, "home")
 	a := NewDaemon(t, "laptop", home)
 	a.Start()
-	home.MustCLI("instance", "add", a.URL())
+	Enrolled(t, home, a)
 	Eventually(t, syncTimeout, "laptop to converge despite tampering", func() bool { return converged(home, a) })
 	if !strings.Contains(a.Log(), "security: peer data rejected") {
 		t.Fatalf("laptop logged no rejection of tampered data")

@@ -118,7 +118,7 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), func(d *app.Deps, c *gateway.Config) {
 		d.DB, d.Writer = senv.DB, senv.Writer
 		d.Projects = projects.New(senv.DB, senv.Writer, true)
-		d.ProjectID = func(p string) [32]byte { return sha256.Sum256([]byte(p)) }
+		d.ProjectID = func(p string) ([32]byte, bool) { return sha256.Sum256([]byte(p)), true }
 	})
 	env.db = senv.DB
 	env.writer = senv.Writer
@@ -149,10 +149,9 @@ func serveGateway(tb testing.TB, deps app.Deps, cfg gateway.Config) string {
 // (home, of testSeed's identity).
 func newRegistry(tb testing.TB) *registry.Registry {
 	tb.Helper()
-	reg, err := registry.New(context.Background(), registry.Config{
-		Seed: testSeed(), SelfID: selfID, Table: &registrytest.MemTable{}, Observations: &registrytest.MemObservations{},
-		HealthTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg := registrytest.SeedConfig(testSeed(), selfID, registry.RoleHome, "home")
+	cfg.HealthTimeout, cfg.Logger = 5*time.Second, slog.New(slog.DiscardHandler)
+	reg, err := registry.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

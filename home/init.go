@@ -305,3 +305,7 @@ func newAPIKey(rnd io.Reader) (string, error) {
 	}
 	return apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
+
+// NewInstanceID returns a fresh instance id (a random UUIDv4), as Init makes
+// one; `crow init --join` generates it before home certifies it.
+func NewInstanceID() (string, error) { return newUUID(rand.Reader) }

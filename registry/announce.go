@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/clock"
+	"github.com/crow-sync/crow/identity/member"
 )
 
 // An instance that registers a peer also asks that peer to register it back
@@ -21,9 +22,10 @@ import (
 // the peer's connection gater would refuse the new instance until the
 // registry row reached it by sync, which needs that very connection.
 //
-// The request is authenticated by the caller's instance key: only an instance
-// whose key our master seed derives for its id can ask, and the peer still
-// runs the full challenge registration against the announced gateway URL.
+// The request is authenticated by the caller's instance key and membership
+// certificate: only an instance certified by our root key, and not revoked,
+// can ask; the peer still runs the full challenge registration against the
+// announced gateway URL.
 
 // AnnouncePath is the public gateway path announcements are posted to.
 const AnnouncePath = "/v1/instances/announce"
@@ -33,8 +35,8 @@ const AnnouncePath = "/v1/instances/announce"
 const MaxAnnounceSkew = 5 * time.Minute
 
 // ErrBadAnnouncement is returned by AcceptAnnouncement for an announcement
-// that is malformed, expired, or not signed by the key the master seed
-// derives for its instance id.
+// that is malformed, expired, uncertified, or not signed by the key its
+// certificate names for its instance id.
 var ErrBadAnnouncement = errors.New("registry: bad announcement")
 
 // Announcement asks the receiving instance to register the sender.
@@ -45,6 +47,10 @@ type Announcement struct {
 	Audience   string `json:"audience"`  // the receiver's instance id
 	IssuedAt   int64  `json:"issued_at"` // Unix seconds
 	Signature  string `json:"signature"` // hex Ed25519
+	// Certificate is the sender's membership certificate (text form). It
+	// is not covered by Signature: it is signed by the root key itself,
+	// and the signature must verify under the key it certifies.
+	Certificate string `json:"certificate,omitempty"`
 }
 
 // announceSignable returns the signed bytes:
@@ -82,12 +88,19 @@ func (r *Registry) AcceptAnnouncement(ctx context.Context, a Announcement) (Inst
 	if d := now.Sub(time.Unix(a.IssuedAt, 0)); d > MaxAnnounceSkew || d < -MaxAnnounceSkew {
 		return Instance{}, fmt.Errorf("accepting announcement: %w: issued %v from now", ErrBadAnnouncement, -d)
 	}
+	cert, err := member.ParseCertificate(a.Certificate)
+	if err != nil {
+		return Instance{}, fmt.Errorf("accepting announcement: %w: %w: %w", ErrBadAnnouncement, ErrUncertified, err)
+	}
+	if _, err := r.trust.certify(a.Certificate, a.InstanceID, cert.PublicKey, string(cert.Role)); err != nil {
+		return Instance{}, fmt.Errorf("accepting announcement: %w: %w", ErrBadAnnouncement, err)
+	}
 	sig, err := hex.DecodeString(a.Signature)
-	if err != nil || !ed25519.Verify(r.expectedKey(a.InstanceID), announceSignable(a), sig) {
+	if err != nil || !ed25519.Verify(cert.PublicKey, announceSignable(a), sig) {
 		return Instance{}, fmt.Errorf("accepting announcement: %w: signature does not verify for instance %s", ErrBadAnnouncement, a.InstanceID)
 	}
-	if in, err := r.Get(a.InstanceID); err == nil && in.Revoked() {
-		return Instance{}, fmt.Errorf("accepting announcement of %s: %w", a.InstanceID, ErrRevoked)
+	if err := r.checkNotRevoked(a.InstanceID, cert.PublicKey); err != nil {
+		return Instance{}, fmt.Errorf("accepting announcement of %s: %w", a.InstanceID, err)
 	}
 	in, err := r.Register(ctx, a.GatewayURL)
 	if err != nil {
@@ -107,7 +120,8 @@ func (r *Registry) Announce(ctx context.Context, peerURL, peerID, selfURL string
 	if err != nil {
 		return fmt.Errorf("announcing to %s: %w", peerURL, err)
 	}
-	a := SignAnnouncement(Announcement{InstanceID: r.selfID, GatewayURL: selfURL, Audience: peerID}, r.seed.InstanceKey(r.selfID), r.clock.Now())
+	a := SignAnnouncement(Announcement{InstanceID: r.selfID, GatewayURL: selfURL, Audience: peerID}, r.selfKey, r.clock.Now())
+	a.Certificate = r.selfCert.String()
 	body, _ := json.Marshal(a)
 	ctx, cancel := clock.WithTimeout(ctx, r.clock, 2*r.timeout)
 	defer cancel()

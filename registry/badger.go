@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/crow-sync/crow/store"
 )
@@ -21,11 +22,20 @@ const obsPrefix = "n/registry/obs/"
 type StoreTable struct {
 	DB     *store.DB
 	Writer *store.Writer
+	// Name is the table ("" is crow_instances).
+	Name string
+}
+
+func (t StoreTable) name() string {
+	if t.Name == "" {
+		return tableName
+	}
+	return t.Name
 }
 
 // Get implements Table.
 func (t StoreTable) Get(_ context.Context, id string) (json.RawMessage, error) {
-	row, err := t.DB.Get(tableName, id)
+	row, err := t.DB.Get(t.name(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && row.Deleted) {
 		return nil, fmt.Errorf("reading instance %s: %w", id, ErrNotFound)
 	} else if err != nil {
@@ -38,7 +48,7 @@ func (t StoreTable) Get(_ context.Context, id string) (json.RawMessage, error) {
 func (t StoreTable) List(_ context.Context) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	err := t.DB.View(func(txn *store.Txn) error {
-		return txn.ScanRows(tableName, func(r *store.Row) error {
+		return txn.ScanRows(t.name(), func(r *store.Row) error {
 			if !r.Deleted {
 				out = append(out, append(json.RawMessage(nil), r.Data...))
 			}
@@ -57,7 +67,7 @@ func (t StoreTable) Put(ctx context.Context, id string, insert bool, data json.R
 	if insert {
 		op = store.OpInsert
 	}
-	_, err := t.Writer.Write(ctx, store.Mutation{Table: tableName, RowID: id, Op: op, Data: data})
+	_, err := t.Writer.Write(ctx, store.Mutation{Table: t.name(), RowID: id, Op: op, Data: data})
 	switch {
 	case errors.Is(err, store.ErrExists):
 		return fmt.Errorf("writing instance %s: %w", id, ErrExists)
@@ -109,4 +119,75 @@ func (o StoreObservations) Store(_ context.Context, obs map[string]Observation) 
 		return fmt.Errorf("storing observations: %w", err)
 	}
 	return nil
+}
+
+// revocationsTable is the synced table of revocations (see RevocationRow).
+const revocationsTable = "crow_revocations"
+
+// StoreRevocations is the Revocations table of the daemon: the
+// crow_revocations rows of the store.
+func StoreRevocations(db *store.DB, w *store.Writer) Table {
+	return StoreTable{DB: db, Writer: w, Name: revocationsTable}
+}
+
+// invitePrefix is the local-only keyspace of home's invites: they hold their
+// secret and never enter a feed.
+const invitePrefix = "n/registry/invite/"
+
+// StoreInvites keeps invites in the store (raw keys), outside every synced
+// table.
+type StoreInvites struct{ DB *store.DB }
+
+// Add implements InviteStore.
+func (s StoreInvites) Add(ctx context.Context, rec InviteRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return s.DB.Update(ctx, func(txn *store.Txn) error { return txn.Set([]byte(invitePrefix+rec.ID), v) })
+}
+
+// Get implements InviteStore.
+func (s StoreInvites) Get(_ context.Context, id string) (InviteRecord, error) {
+	var rec InviteRecord
+	err := s.DB.View(func(txn *store.Txn) error {
+		var err error
+		rec, err = getInvite(txn, id)
+		return err
+	})
+	return rec, err
+}
+
+func getInvite(txn *store.Txn, id string) (InviteRecord, error) {
+	v, ok, err := txn.Get([]byte(invitePrefix + id))
+	if err != nil {
+		return InviteRecord{}, err
+	}
+	if !ok {
+		return InviteRecord{}, ErrInviteUnknown
+	}
+	var rec InviteRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return InviteRecord{}, fmt.Errorf("decoding invite %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// Claim implements InviteStore: the check and the mark are one transaction.
+func (s StoreInvites) Claim(ctx context.Context, id string, now time.Time, by string) error {
+	return s.DB.Update(ctx, func(txn *store.Txn) error {
+		rec, err := getInvite(txn, id)
+		if err != nil {
+			return err
+		}
+		if err := checkClaim(rec, now); err != nil {
+			return err
+		}
+		rec.UsedAt, rec.UsedBy = now.UTC().Truncate(time.Second), by
+		v, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return txn.Set([]byte(invitePrefix+id), v)
+	})
 }

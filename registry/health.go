@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/identity/member"
 )
 
 // ChallengeSize is the number of random bytes Register and the prober send
@@ -40,7 +41,9 @@ type HealthDoc struct {
 	// (RegisterSelf) are identical and replicate without a conflict.
 	GatewayURL string `json:"gateway_url,omitempty"`
 	CreatedAt  string `json:"created_at,omitempty"`
-	Challenge  string `json:"challenge,omitempty"` // hex, echoed
+	// Certificate is the instance's membership certificate (text form).
+	Certificate string `json:"certificate,omitempty"`
+	Challenge   string `json:"challenge,omitempty"` // hex, echoed
 	Signature  string `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
 }
 
@@ -110,35 +113,60 @@ func fetchHealth(ctx context.Context, client *http.Client, base string, challeng
 }
 
 // verifyHealth checks a challenged /health answer against our identity: the
-// challenge is echoed, the crow id is ours, the public key is the one seed
-// derives for the reported instance id, and the signature verifies. It
-// returns the (checked) public key.
-func verifyHealth(seed identity.Seed, crowID string, doc HealthDoc, challenge []byte) (ed25519.PublicKey, error) {
+// challenge is echoed, the crow id is ours, the instance presents a
+// certificate of our root key for its id, key and role that no revocation we
+// have seen names, and the signature verifies. It returns the (checked)
+// public key and certificate.
+func (r *Registry) verifyHealth(doc HealthDoc, challenge []byte) (ed25519.PublicKey, member.Certificate, error) {
+	var none member.Certificate
 	if err := validateID(doc.InstanceID); err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	echoed, err := hex.DecodeString(doc.Challenge)
 	if err != nil || !bytes.Equal(echoed, challenge) {
-		return nil, fmt.Errorf("%w: instance %q", ErrChallengeMismatch, doc.InstanceID)
+		return nil, none, fmt.Errorf("%w: instance %q", ErrChallengeMismatch, doc.InstanceID)
 	}
-	if doc.CrowID != crowID {
-		return nil, fmt.Errorf("%w: instance %q has crow id %q, ours is %q", ErrForeignIdentity, doc.InstanceID, doc.CrowID, crowID)
+	if doc.CrowID != r.crowID {
+		return nil, none, fmt.Errorf("%w: instance %q has crow id %q, ours is %q", ErrForeignIdentity, doc.InstanceID, doc.CrowID, r.crowID)
+	}
+	if !validRole(doc.Role) {
+		return nil, none, fmt.Errorf("%w: instance %q has role %q", ErrInvalidInstance, doc.InstanceID, doc.Role)
 	}
 	pub, err := decodeKey(doc.PublicKey)
 	if err != nil {
-		return nil, fmt.Errorf("instance %q: %w", doc.InstanceID, err)
+		return nil, none, fmt.Errorf("instance %q: %w", doc.InstanceID, err)
 	}
-	if err := identity.VerifyInstanceKey(seed, doc.InstanceID, pub); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrForeignIdentity, err)
+	cert, err := r.trust.certify(doc.Certificate, doc.InstanceID, pub, doc.Role)
+	if err != nil {
+		return nil, none, err
+	}
+	if err := r.checkNotRevoked(doc.InstanceID, pub); err != nil {
+		return nil, none, err
 	}
 	sig, err := hex.DecodeString(doc.Signature)
 	if err != nil {
-		return nil, fmt.Errorf("%w: instance %q: signature is not hex", ErrBadSignature, doc.InstanceID)
+		return nil, none, fmt.Errorf("%w: instance %q: signature is not hex", ErrBadSignature, doc.InstanceID)
 	}
 	if err := identity.VerifyChallenge(pub, challenge, doc.InstanceID, sig); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return nil, none, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
-	return pub, nil
+	return pub, cert, nil
+}
+
+// checkNotRevoked fails with ErrRevoked when a revocation we have seen names
+// id or key, or the row of id is revoked.
+func (r *Registry) checkNotRevoked(id string, key ed25519.PublicKey) error {
+	kh := hex.EncodeToString(key)
+	r.mu.Lock()
+	rv, ok := r.revoked.revokes(id, kh)
+	r.mu.Unlock()
+	if ok {
+		return fmt.Errorf("instance %q: %w (key %s… revoked %s as instance %s)", id, ErrRevoked, kh[:16], rfc3339(rv.RevokedAt), rv.InstanceID)
+	}
+	if row, ok := r.snap.Load().rows[id]; ok && row.Revoked {
+		return fmt.Errorf("instance %q (revoked %s): %w", id, row.RevokedAt, ErrRevoked)
+	}
+	return nil
 }
 
 // newChallenge reads ChallengeSize random bytes.

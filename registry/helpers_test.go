@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,10 @@ var (
 
 type env struct {
 	reg    *registry.Registry
+	role   string
 	table  *registrytest.MemTable
+	revs   *registrytest.MemTable
+	invs   *registrytest.MemInvites
 	obs    *registrytest.MemObservations
 	clock  *clock.Fake
 	mirror string
@@ -43,7 +47,9 @@ type env struct {
 func newEnv(t *testing.T, self, role string) *env {
 	t.Helper()
 	e := &env{
-		table: &registrytest.MemTable{}, obs: &registrytest.MemObservations{},
+		role:  role,
+		table: &registrytest.MemTable{}, revs: &registrytest.MemTable{}, invs: &registrytest.MemInvites{},
+		obs:   &registrytest.MemObservations{},
 		clock: clock.NewFake(t0), mirror: filepath.Join(t.TempDir(), "instances.json"),
 		events: make(chan registry.Event, 64),
 	}
@@ -59,13 +65,25 @@ func newEnv(t *testing.T, self, role string) *env {
 	return e
 }
 
+// config is the Config of instance self of ourSeed over e's storage.
+func (e *env) config(self string) registry.Config {
+	role := e.role
+	if role == "" {
+		role = registry.RoleSatellite
+	}
+	key := ourSeed.InstanceKey(self)
+	return registry.Config{
+		Trust: registry.TrustOfSeed(ourSeed), RootKey: ourSeed.RootKey(),
+		SelfID: self, SelfKey: key, SelfCert: registrytest.Certify(ourSeed, self, key.Public().(ed25519.PublicKey), role, "name-"+self),
+		Table: e.table, Revocations: e.revs, Invites: e.invs, Observations: e.obs, MirrorPath: e.mirror,
+		Clock: e.clock, HealthTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
+	}
+}
+
 // open (re)opens a registry over e's storage.
 func (e *env) open(t *testing.T, self string) *registry.Registry {
 	t.Helper()
-	reg, err := registry.New(context.Background(), registry.Config{
-		Seed: ourSeed, SelfID: self, Table: e.table, Observations: e.obs, MirrorPath: e.mirror,
-		Clock: e.clock, HealthTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
-	})
+	reg, err := registry.New(context.Background(), e.config(self))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -86,6 +86,13 @@ type Row struct {
 	CreatedAt  string   `json:"created_at"`
 	Revoked    bool     `json:"revoked"`
 	RevokedAt  string   `json:"revoked_at,omitempty"`
+	// Certificate is the instance's membership certificate (text form): the
+	// root key's signature over its id, key, role and name. A row without a
+	// valid one is never indexed.
+	Certificate string `json:"certificate,omitempty"`
+	// Revocation is the root-signed revocation (text form) once revoked by
+	// home; a revoked row written before revocations were signed has none.
+	Revocation string `json:"revocation,omitempty"`
 }
 
 // Observation is what this machine saw of an instance in its health probes.
@@ -99,7 +106,8 @@ type Observation struct {
 func sameFacts(a, b Row) bool {
 	if a.ID != b.ID || a.Name != b.Name || a.Role != b.Role || a.GatewayURL != b.GatewayURL ||
 		a.PublicKey != b.PublicKey || a.CreatedAt != b.CreatedAt || a.Revoked != b.Revoked ||
-		a.RevokedAt != b.RevokedAt || len(a.SyncAddrs) != len(b.SyncAddrs) {
+		a.RevokedAt != b.RevokedAt || a.Certificate != b.Certificate || a.Revocation != b.Revocation ||
+		len(a.SyncAddrs) != len(b.SyncAddrs) {
 		return false
 	}
 	for i := range a.SyncAddrs {
@@ -150,9 +158,10 @@ func normalizeSyncAddrs(addrs []string) ([]string, error) {
 }
 
 // validateRow checks a row read from the table. Beyond its shape it requires
-// the stored public key to be the one seedKey derives for the id, so a
-// malformed or foreign row arriving by replication is never admitted.
-func validateRow(r Row, derived func(id string) ed25519.PublicKey) error {
+// a membership certificate of our root key for exactly the row's id, key and
+// role, so a malformed, foreign or self-made row arriving by replication is
+// never admitted.
+func (reg *Registry) validateRow(r Row) error {
 	if err := validateID(r.ID); err != nil {
 		return err
 	}
@@ -163,8 +172,8 @@ func validateRow(r Row, derived func(id string) ed25519.PublicKey) error {
 	if err != nil {
 		return fmt.Errorf("instance %q: %w", r.ID, err)
 	}
-	if !pub.Equal(derived(r.ID)) {
-		return fmt.Errorf("%w: instance %q: public key does not derive from our seed", ErrForeignIdentity, r.ID)
+	if _, err := reg.trust.certify(r.Certificate, r.ID, pub, r.Role); err != nil {
+		return err
 	}
 	return nil
 }

@@ -40,28 +40,31 @@ func (r *Registry) Endpoints() []Endpoint {
 	return out
 }
 
-// AllowsFeed is the revoked-feed rule: the feed whose author key is key takes
-// new entries unless that key is a revoked instance's, whoever relays it. A
-// key the registry does not know is allowed: its instance's row may simply
-// not have replicated here yet, and its entries verify against the key.
+// AllowsFeed is the revoked-feed rule of the sync layer: the feed whose
+// author key is key takes new ranges unless that key is revoked, whoever
+// relays it. A key the registry does not know is stored (its entries verify
+// against the key, and its certificate may simply not have replicated here
+// yet) but not applied: the apply loop parks feeds whose KeyStatus is not
+// KeyCertified.
 func (r *Registry) AllowsFeed(key []byte) bool {
-	in, err := r.LookupKey(key)
-	return err != nil || !in.Revoked()
+	st, _ := r.KeyStatus(key)
+	return st != KeyRevoked
 }
 
 // PeerKey returns the key a federation token issued by instance id must
-// verify with: the key the master seed derives for id, if id is registered
-// and not revoked. Otherwise it returns an error wrapping ErrNotFound or
+// verify with: the certified key of id, if id is registered, certified and
+// not revoked. Otherwise it returns an error wrapping ErrNotFound or
 // ErrRevoked.
 func (r *Registry) PeerKey(id string) (ed25519.PublicKey, error) {
-	in, err := r.Get(id)
-	if err != nil {
-		return nil, err
+	snap := r.snap.Load()
+	row, ok := snap.rows[id]
+	if !ok {
+		return nil, fmt.Errorf("instance %s: %w", id, ErrNotFound)
 	}
-	if in.Revoked() {
+	if row.Revoked || snap.keyRevoked(row.PublicKey) {
 		return nil, fmt.Errorf("instance %s: %w", id, ErrRevoked)
 	}
-	return r.expectedKey(id), nil
+	return decodeKey(row.PublicKey)
 }
 
 // DescribeKey names the instance whose key is key for operator messages,

@@ -161,7 +161,7 @@ func (p *Prober) probe(ctx context.Context, row Row) error {
 	if doc.InstanceID != row.ID {
 		return fmt.Errorf("probing %q: %w: %s is now instance %q", row.ID, ErrUnhealthy, row.GatewayURL, doc.InstanceID)
 	}
-	if _, err := verifyHealth(p.r.seed, p.r.crowID, doc, challenge); err != nil {
+	if _, _, err := p.r.verifyHealth(doc, challenge); err != nil {
 		return fmt.Errorf("probing %q: %w", row.ID, err)
 	}
 	return nil

@@ -39,7 +39,9 @@ func TestInsertRacesReplication(t *testing.T) {
 	e := newEnv(t, "home-1", "")
 	e.clock.Advance(3600e9)
 	rt := &racingTable{MemTable: e.table, row: replicated}
-	reg, err := registry.New(ctx, registry.Config{Seed: ourSeed, SelfID: "home-1", Table: rt, Clock: e.clock})
+	cfg := e.config("home-1")
+	cfg.Table, cfg.Observations, cfg.MirrorPath = rt, nil, ""
+	reg, err := registry.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,9 @@ package registry
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crow-sync/crow/clock"
+	"github.com/crow-sync/crow/identity/member"
 )
 
 // putAttempts bounds retries when the table changes under a write (a
@@ -62,7 +65,7 @@ func (r *Registry) Register(ctx context.Context, gatewayURL string) (Instance, e
 		return Instance{}, fmt.Errorf("registering %s: %w: instance id or key changed between requests (%q then %q)",
 			base, ErrChallengeMismatch, first.InstanceID, doc.InstanceID)
 	}
-	pub, err := verifyHealth(r.seed, r.crowID, doc, challenge)
+	pub, cert, err := r.verifyHealth(doc, challenge)
 	if err != nil {
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
 	}
@@ -71,6 +74,7 @@ func (r *Registry) Register(ctx context.Context, gatewayURL string) (Instance, e
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
 	}
 	row.PublicKey = hex.EncodeToString(pub)
+	row.Certificate = cert.String()
 	row.CreatedAt = r.reportedCreatedAt(doc)
 	if _, err := r.upsert(ctx, row); err != nil {
 		return Instance{}, fmt.Errorf("registering %s: %w", base, err)
@@ -101,7 +105,7 @@ func (r *Registry) advertisedURL(ctx context.Context, base string, doc HealthDoc
 		err = fmt.Errorf("%w: answers as instance %q", ErrUnhealthy, d.InstanceID)
 	}
 	if err == nil {
-		_, err = verifyHealth(r.seed, r.crowID, d, challenge)
+		_, _, err = r.verifyHealth(d, challenge)
 	}
 	if err != nil {
 		r.log.Info("advertised gateway URL not usable from here; keeping the given one",
@@ -158,7 +162,8 @@ func (r *Registry) RegisterSelf(ctx context.Context, self SelfInfo) (Instance, e
 	if err != nil {
 		return Instance{}, fmt.Errorf("registering self: %w", err)
 	}
-	row.PublicKey = hex.EncodeToString(r.expectedKey(r.selfID))
+	row.PublicKey = hex.EncodeToString(r.selfKey.Public().(ed25519.PublicKey))
+	row.Certificate = r.selfCert.String()
 	if !self.CreatedAt.IsZero() {
 		row.CreatedAt = rfc3339(self.CreatedAt)
 	}
@@ -238,14 +243,24 @@ func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
 	}
 }
 
-// Revoke marks instance id revoked: it is no longer admitted by the sync
-// gater or federation, shows status "revoked", and can never be registered
-// again (the row is kept, not deleted). Revoking a revoked instance is a
-// no-op. It fails with ErrRevokeSelf for this instance and ErrNotFound for an
-// unknown id. Subscribers get an EventRevoked.
+// Revoke revokes instance id (SPEC §2): it signs a revocation of the id and
+// its key with the root key, writes it to crow_revocations (row id = the key)
+// and marks the instance's row revoked with it. Both replicate; every
+// instance that applies either refuses the key from then on, under any id —
+// in the gater, on federation tokens, at registration and announcement, and
+// for new feed entries. The row is kept, not deleted, so the id cannot come
+// back. Revoking a revoked instance re-writes what is missing (a crash
+// between the two writes) and is otherwise a no-op.
+//
+// It fails with ErrNotHome without the root key, ErrRevokeSelf for this
+// instance and ErrNotFound for an unknown id. Subscribers get an
+// EventRevoked.
 func (r *Registry) Revoke(ctx context.Context, id string) (Instance, error) {
 	if id == r.selfID {
 		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, ErrRevokeSelf)
+	}
+	if r.rootKey == nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w: run 'crow instance revoke' on home", id, ErrNotHome)
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -257,9 +272,32 @@ func (r *Registry) Revoke(ctx context.Context, id string) (Instance, error) {
 	if err != nil {
 		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
 	}
-	if !row.Revoked {
+	pub, err := decodeKey(row.PublicKey)
+	if err != nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+	}
+	at := r.clock.Now()
+	if row.Revoked {
+		if t, err := time.Parse(time.RFC3339, row.RevokedAt); err == nil {
+			at = t
+		}
+	}
+	rv, err := member.Revoke(r.rootKey, member.RevocationFields{CrowID: r.crowID, InstanceID: id, PublicKey: pub, RevokedAt: at})
+	if err != nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+	}
+	if row.Revocation != "" {
+		if old, err := r.trust.verifyRevocation(row.Revocation); err == nil && old.InstanceID == id {
+			rv = old
+		}
+	}
+	if err := r.putRevocation(ctx, rv); err != nil {
+		return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
+	}
+	if !row.Revoked || row.Revocation != rv.String() {
 		row.Revoked = true
-		row.RevokedAt = rfc3339(r.clock.Now())
+		row.RevokedAt = rfc3339(rv.RevokedAt)
+		row.Revocation = rv.String()
 		data, err := encodeRow(row, raw)
 		if err != nil {
 			return Instance{}, fmt.Errorf("revoking instance %q: %w", id, err)
@@ -268,14 +306,35 @@ func (r *Registry) Revoke(ctx context.Context, id string) (Instance, error) {
 			return Instance{}, fmt.Errorf("revoking instance %q: writing: %w", id, err)
 		}
 	}
+	r.mu.Lock()
+	r.revoked.add(rv)
+	r.mu.Unlock()
 	r.installRowLocked(row)
 	return r.instance(row), nil
+}
+
+// putRevocation writes rv's crow_revocations row unless it is there.
+func (r *Registry) putRevocation(ctx context.Context, rv member.Revocation) error {
+	key := hex.EncodeToString(rv.PublicKey)
+	if _, err := r.revTable.Get(ctx, key); err == nil {
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("reading revocation: %w", err)
+	}
+	data, err := json.Marshal(RevocationRow{InstanceID: rv.InstanceID, PublicKey: key, RevokedAt: rfc3339(rv.RevokedAt), Revocation: rv.String()})
+	if err != nil {
+		return err
+	}
+	if err := r.revTable.Put(ctx, key, true, data); err != nil && !errors.Is(err, ErrExists) {
+		return fmt.Errorf("writing revocation: %w", err)
+	}
+	return nil
 }
 
 // installRowLocked installs a snapshot with row replaced. writeMu must be
 // held. A row that fails validation is logged and not installed.
 func (r *Registry) installRowLocked(row Row) {
-	if err := validateRow(row, r.expectedKey); err != nil {
+	if err := r.validateRow(row); err != nil {
 		r.log.Warn("not indexing invalid crow_instances row", "id", row.ID, "err", err)
 		return
 	}
@@ -283,11 +342,10 @@ func (r *Registry) installRowLocked(row Row) {
 	if old, ok := prev.rows[row.ID]; ok && sameFacts(old, row) {
 		return
 	}
-	next := &snapshot{rows: maps.Clone(prev.rows), byKey: maps.Clone(prev.byKey)}
-	if old, ok := prev.rows[row.ID]; ok {
-		delete(next.byKey, old.PublicKey)
-	}
-	next.rows[row.ID] = row
-	next.byKey[row.PublicKey] = row.ID
+	r.mu.Lock()
+	revoked := r.revoked.clone()
+	r.mu.Unlock()
+	next := &snapshot{rows: maps.Clone(prev.rows), byKey: maps.Clone(prev.byKey), revoked: revoked}
+	next.put(row)
 	r.installLocked(next)
 }

@@ -1,14 +1,19 @@
 package registry_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/registry"
+	"github.com/crow-sync/crow/registry/registrytest"
 )
 
 func TestRegisterSuccess(t *testing.T) {
@@ -101,7 +106,7 @@ func TestRegisterRefused(t *testing.T) {
 			h.Update(func(d *registry.HealthDoc) { d.CrowID = ourSeed.CrowID() })
 			return url
 		}},
-		{name: "key of another instance id", target: registry.ErrForeignIdentity, setup: func(t *testing.T) string {
+		{name: "key of another instance id", target: registry.ErrUncertified, setup: func(t *testing.T) string {
 			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
 			h.Update(func(d *registry.HealthDoc) { d.InstanceID = "sat-y" }) // claims sat-y with sat-x's key
 			return url
@@ -132,8 +137,38 @@ func TestRegisterRefused(t *testing.T) {
 			return url
 		}},
 		{name: "bad role", target: registry.ErrInvalidInstance, setup: func(t *testing.T) string {
-			_, url := peer(t, ourSeed, "sat-x", "boss")
+			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
+			h.Update(func(d *registry.HealthDoc) { d.Role = "boss" })
 			return url
+		}},
+		{name: "no certificate", target: registry.ErrUncertified, setup: func(t *testing.T) string {
+			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
+			h.Update(func(d *registry.HealthDoc) { d.Certificate = "" })
+			return url
+		}},
+		{name: "garbled certificate", target: registry.ErrUncertified, setup: func(t *testing.T) string {
+			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
+			h.Update(func(d *registry.HealthDoc) { d.Certificate = d.Certificate[:len(d.Certificate)-4] + "AAAA" })
+			return url
+		}},
+		{name: "self-made certificate claiming our crow id", target: registry.ErrUncertified, setup: func(t *testing.T) string {
+			// A key of its own, certified by another root under our crow id.
+			key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+			forged := registrytest.Certify(otherSeed, "sat-x", key.Public().(ed25519.PublicKey), registry.RoleSatellite, "x")
+			forged.CrowID = ourSeed.CrowID()
+			h := registrytest.NewCertifiedHealthServer(key, forged, "/ip4/127.0.0.1/tcp/4001")
+			h.Update(func(d *registry.HealthDoc) { d.CrowID = ourSeed.CrowID() })
+			return serve(t, h)
+		}},
+		{name: "satellite certificate presented as home", target: registry.ErrUncertified, setup: func(t *testing.T) string {
+			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
+			h.Update(func(d *registry.HealthDoc) { d.Role = registry.RoleHome })
+			return url
+		}},
+		{name: "certificate of another key", target: registry.ErrUncertified, setup: func(t *testing.T) string {
+			key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))
+			cert := registrytest.Certify(ourSeed, "sat-x", ourSeed.InstancePublicKey("sat-x"), registry.RoleSatellite, "x")
+			return serve(t, registrytest.NewCertifiedHealthServer(key, cert, "/ip4/127.0.0.1/tcp/4001"))
 		}},
 		{name: "bad sync address", target: registry.ErrInvalidInstance, setup: func(t *testing.T) string {
 			h, url := peer(t, ourSeed, "sat-x", registry.RoleSatellite)
@@ -254,8 +289,8 @@ func TestSecondHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Update(func(d *registry.HealthDoc) { d.Role = registry.RoleHome })
-	if _, err := e.reg.Register(ctx, surl); !errors.Is(err, registry.ErrSecondHome) {
-		t.Fatalf("satellite→home = %v, want ErrSecondHome", err)
+	if _, err := e.reg.Register(ctx, surl); !errors.Is(err, registry.ErrUncertified) {
+		t.Fatalf("satellite→home = %v, want ErrUncertified (its certificate says satellite)", err)
 	}
 
 	// On a satellite: home A revoked, then home B may be registered.
@@ -401,10 +436,11 @@ func TestSyncedRowJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := hex.EncodeToString(ourSeed.InstancePublicKey("sat-1"))
+	cert := registrytest.Certify(ourSeed, "sat-1", ourSeed.InstancePublicKey("sat-1"), registry.RoleSatellite, "name-sat-1").String()
 	raw, _ := e.table.Get(ctx, "sat-1")
 	want := `{"id":"sat-1","name":"name-sat-1","role":"satellite","gateway_url":"` + url +
 		`","sync_addrs":["/ip4/127.0.0.1/tcp/4001"],"public_key":"` + key +
-		`","created_at":"2026-11-29T21:00:00Z","revoked":false}`
+		`","created_at":"2026-11-29T21:00:00Z","revoked":false,"certificate":"` + cert + `"}`
 	if string(raw) != want {
 		t.Errorf("row =\n%s\nwant\n%s", raw, want)
 	}
@@ -413,8 +449,13 @@ func TestSyncedRowJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ = e.table.Get(ctx, "sat-1")
-	want = `{"created_at":"2026-11-29T21:00:00Z","gateway_url":"` + url + `","id":"sat-1","name":"name-sat-1",` +
-		`"public_key":"` + key + `","revoked":true,"revoked_at":"2026-11-29T21:01:00Z","role":"satellite",` +
+	rv, err := member.Revoke(ourSeed.RootKey(), member.RevocationFields{CrowID: ourSeed.CrowID(), InstanceID: "sat-1",
+		PublicKey: ourSeed.InstancePublicKey("sat-1"), RevokedAt: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"certificate":"` + cert + `","created_at":"2026-11-29T21:00:00Z","gateway_url":"` + url + `","id":"sat-1","name":"name-sat-1",` +
+		`"public_key":"` + key + `","revocation":"` + rv.String() + `","revoked":true,"revoked_at":"2026-11-29T21:01:00Z","role":"satellite",` +
 		`"sync_addrs":["/ip4/127.0.0.1/tcp/4001"]}`
 	if string(raw) != want {
 		t.Errorf("revoked row =\n%s\nwant\n%s", raw, want)

@@ -17,17 +17,31 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/identity/member"
 )
 
 // DefaultHealthTimeout bounds each /health request made by Register.
 const DefaultHealthTimeout = 10 * time.Second
 
-// Config holds what a Registry needs. Seed, SelfID and Table are required.
+// Config holds what a Registry needs. Trust, SelfID, SelfKey, SelfCert,
+// Table and Revocations are required.
 type Config struct {
-	Seed   identity.Seed // the master seed: derives every instance's expected key and our crow id
-	SelfID string        // this instance's id
-	Table  Table         // the synced crow_instances table
+	Trust  Trust  // our crow id and root public key
+	SelfID string // this instance's id
+	// SelfKey is this instance's Ed25519 key (it signs announcements) and
+	// SelfCert its membership certificate (it goes in our own row).
+	SelfKey  ed25519.PrivateKey
+	SelfCert member.Certificate
+	// RootKey is the root private key, held only where the master seed is
+	// (home). Without it Revoke, CreateInvite and Enroll fail with
+	// ErrNotHome.
+	RootKey ed25519.PrivateKey
+	Table   Table // the synced crow_instances table
+	// Revocations is the synced crow_revocations table (row id = revoked
+	// key hex; see RevocationRow).
+	Revocations Table
+	// Invites keeps home's invites (local-only); nil refuses invites.
+	Invites InviteStore
 	// Observations keeps probe results; nil keeps them in memory only.
 	Observations Observations
 	// MirrorPath is where the merged view is mirrored
@@ -81,10 +95,15 @@ type Event struct {
 // use. Reads (List, Get, Home, IsAdmitted) are served from an in-memory
 // snapshot and never touch storage.
 type Registry struct {
-	seed       identity.Seed
+	trust      Trust
 	selfID     string
 	crowID     string
+	selfKey    ed25519.PrivateKey
+	selfCert   member.Certificate
+	rootKey    ed25519.PrivateKey
 	table      Table
+	revTable   Table
+	invites    InviteStore
 	obsStore   Observations
 	mirrorPath string
 	client     *http.Client
@@ -105,6 +124,8 @@ type Registry struct {
 	observed map[string]Observation
 	// syncing holds ids the sync layer reports as syncing.
 	syncing map[string]bool
+	// revoked holds every verified revocation seen (it only grows).
+	revoked revocationSet
 	// subs holds subscribers by handle.
 	subs    map[int]func(Event)
 	nextSub int
@@ -115,8 +136,10 @@ type Registry struct {
 
 // snapshot is an immutable view of the table.
 type snapshot struct {
-	rows  map[string]Row    // by id, valid rows only
+	rows  map[string]Row    // by id, certified rows only (Revoked set by any revocation seen)
 	byKey map[string]string // hex public key → id
+	// revoked is the revocation set this snapshot was built with.
+	revoked revocationSet
 }
 
 func (s *snapshot) admitted(id string) bool {
@@ -124,17 +147,36 @@ func (s *snapshot) admitted(id string) bool {
 	return ok && !r.Revoked
 }
 
+// keyRevoked reports whether hex key k is revoked (under any id).
+func (s *snapshot) keyRevoked(k string) bool {
+	_, ok := s.revoked.byKey[k]
+	return ok
+}
+
 // New loads the table and the observations, writes the mirror and returns the
 // registry. It does not write to the table: call RegisterSelf for that.
 func New(ctx context.Context, cfg Config) (*Registry, error) {
-	if cfg.Table == nil {
-		return nil, errors.New("registry: Config.Table is required")
+	if cfg.Table == nil || cfg.Revocations == nil {
+		return nil, errors.New("registry: Config.Table and Config.Revocations are required")
+	}
+	if err := cfg.Trust.check(); err != nil {
+		return nil, err
 	}
 	if err := validateID(cfg.SelfID); err != nil {
 		return nil, fmt.Errorf("creating registry: self: %w", err)
 	}
+	if len(cfg.SelfKey) != ed25519.PrivateKeySize {
+		return nil, errors.New("registry: Config.SelfKey is required")
+	}
+	if _, err := cfg.Trust.certify(cfg.SelfCert.String(), cfg.SelfID, cfg.SelfKey.Public().(ed25519.PublicKey), string(cfg.SelfCert.Role)); err != nil {
+		return nil, fmt.Errorf("creating registry: our own certificate: %w", err)
+	}
+	if cfg.RootKey != nil && !cfg.Trust.RootPublicKey.Equal(cfg.RootKey.Public()) {
+		return nil, errors.New("registry: Config.RootKey is not the root key of Config.Trust")
+	}
 	r := &Registry{
-		seed: cfg.Seed, selfID: cfg.SelfID, crowID: cfg.Seed.CrowID(), table: cfg.Table,
+		trust: cfg.Trust, selfID: cfg.SelfID, crowID: cfg.Trust.CrowID, selfKey: cfg.SelfKey, selfCert: cfg.SelfCert,
+		rootKey: cfg.RootKey, table: cfg.Table, revTable: cfg.Revocations, invites: cfg.Invites, revoked: newRevocationSet(),
 		obsStore: cfg.Observations, mirrorPath: cfg.MirrorPath, client: cfg.HTTPClient,
 		timeout: cmp.Or(cfg.HealthTimeout, DefaultHealthTimeout), clock: cfg.Clock,
 		rand: cfg.Rand, log: cfg.Logger,
@@ -162,7 +204,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 			r.observed[id] = o
 		}
 	}
-	r.snap.Store(&snapshot{rows: map[string]Row{}, byKey: map[string]string{}})
+	r.snap.Store(&snapshot{rows: map[string]Row{}, byKey: map[string]string{}, revoked: newRevocationSet()})
 	if err := r.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -172,40 +214,83 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 // SelfID returns this instance's id.
 func (r *Registry) SelfID() string { return r.selfID }
 
-// CrowID returns the crow id of our master seed.
+// CrowID returns our crow id.
 func (r *Registry) CrowID() string { return r.crowID }
 
-// expectedKey is the public key our seed derives for instance id.
-func (r *Registry) expectedKey(id string) ed25519.PublicKey { return r.seed.InstancePublicKey(id) }
+// Trust returns our crow id and root public key.
+func (r *Registry) Trust() Trust { return r.trust }
+
+// SelfCertificate returns this instance's membership certificate.
+func (r *Registry) SelfCertificate() member.Certificate { return r.selfCert }
+
+// HoldsRootKey reports whether this instance holds the root key (home).
+func (r *Registry) HoldsRootKey() bool { return r.rootKey != nil }
 
 // Reload re-reads the whole table, replaces the in-memory index, writes the
 // mirror and delivers an Event for every row that appeared, changed or was
 // revoked. The apply loop calls it after applying crow_instances changes that
 // arrived by replication (it is cheap: the table has a handful of rows).
-// Malformed rows, and rows whose public key does not derive from our seed, are
-// logged and left out (never admitted).
+// Malformed rows, and rows without a valid certificate of our root key for
+// their id, key and role, are logged and left out (never admitted). Every
+// verified revocation, in crow_revocations or in a row, marks the rows it
+// names revoked.
 func (r *Registry) Reload(ctx context.Context) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	revRaws, err := r.revTable.List(ctx)
+	if err != nil {
+		return fmt.Errorf("reloading revocations: %w", err)
+	}
 	raws, err := r.table.List(ctx)
 	if err != nil {
 		return fmt.Errorf("reloading instances: %w", err)
 	}
-	next := &snapshot{rows: make(map[string]Row, len(raws)), byKey: make(map[string]string, len(raws))}
+	r.mu.Lock()
+	for _, raw := range revRaws {
+		rv, err := r.trust.decodeRevocationRow(raw)
+		if err != nil {
+			r.log.Warn("security: ignoring a crow_revocations row that does not verify", "err", err)
+			continue
+		}
+		r.revoked.add(rv)
+	}
+	rows := make([]Row, 0, len(raws))
 	for _, raw := range raws {
 		row, err := decodeRow(raw)
 		if err == nil {
-			err = validateRow(row, r.expectedKey)
+			err = r.validateRow(row)
 		}
 		if err != nil {
 			r.log.Warn("ignoring invalid crow_instances row", "id", row.ID, "err", err)
 			continue
 		}
-		next.rows[row.ID] = row
-		next.byKey[row.PublicKey] = row.ID
+		if row.Revocation != "" {
+			if rv, err := r.trust.verifyRevocation(row.Revocation); err == nil {
+				r.revoked.add(rv)
+			}
+		}
+		rows = append(rows, row)
+	}
+	revoked := r.revoked.clone()
+	r.mu.Unlock()
+	next := &snapshot{rows: make(map[string]Row, len(rows)), byKey: make(map[string]string, len(rows)), revoked: revoked}
+	for _, row := range rows {
+		next.put(row)
 	}
 	r.installLocked(next)
 	return nil
+}
+
+// put indexes row, marking it revoked if s.revoked names its id or key.
+func (s *snapshot) put(row Row) {
+	if rv, ok := s.revoked.revokes(row.ID, row.PublicKey); ok && !row.Revoked {
+		row.Revoked, row.RevokedAt = true, rfc3339(rv.RevokedAt)
+	}
+	if old, ok := s.rows[row.ID]; ok {
+		delete(s.byKey, old.PublicKey)
+	}
+	s.rows[row.ID] = row
+	s.byKey[row.PublicKey] = row.ID
 }
 
 // installLocked replaces the snapshot, mirrors it and notifies subscribers of
@@ -368,14 +453,36 @@ func (r *Registry) IsAdmitted(idOrKey string) bool {
 	return ok && snap.admitted(id)
 }
 
-// IsAdmittedKey is IsAdmitted for a raw public key (a libp2p peer's key).
+// IsAdmittedKey is IsAdmitted for a raw public key (a libp2p peer's key):
+// the key of a registered instance whose certificate verified when its row
+// was indexed, and that no revocation seen names (by id or by key). It is
+// the connection gater's check: lock-free, no I/O, no signature check on
+// the hot path (certificates are verified once, when rows are indexed).
 func (r *Registry) IsAdmittedKey(pub ed25519.PublicKey) bool {
+	st, _ := r.KeyStatus(pub)
+	return st == KeyCertified
+}
+
+// KeyStatus says what the registry knows of key pub and, when it is
+// certified, for which instance id. The apply loop parks the feeds of keys
+// that are not KeyCertified.
+func (r *Registry) KeyStatus(pub []byte) (KeyStatus, string) {
 	if len(pub) != ed25519.PublicKeySize {
-		return false
+		return KeyUnknown, ""
 	}
 	snap := r.snap.Load()
-	id, ok := snap.byKey[hex.EncodeToString(pub)]
-	return ok && snap.admitted(id)
+	k := hex.EncodeToString(pub)
+	if snap.keyRevoked(k) {
+		return KeyRevoked, ""
+	}
+	id, ok := snap.byKey[k]
+	switch {
+	case !ok:
+		return KeyUnknown, ""
+	case snap.rows[id].Revoked:
+		return KeyRevoked, id
+	}
+	return KeyCertified, id
 }
 
 // LookupKey returns the merged view of the instance with public key pub

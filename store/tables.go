@@ -23,6 +23,9 @@ const (
 	TableStateVersions = "state_versions"
 	// TableAnchors holds anchoring status of memories and state versions.
 	TableAnchors = "anchors"
+	// TableCrowRevocations holds the root-signed revocations (row id = the
+	// revoked key, hex; registry.RevocationRow). Written once per key by home.
+	TableCrowRevocations = "crow_revocations"
 
 	// TableSyncConflicts holds conflict records; resolutions replicate.
 	TableSyncConflicts = "sync_conflicts"
@@ -30,26 +33,27 @@ const (
 
 // tableSingular gives the change record type prefix (<singular>_<op>, SPEC §5).
 var tableSingular = map[string]string{
-	TableMemories:      "memory",
-	TableProjects:      "project",
-	TableSources:       "source",
-	TableNotes:         "note",
-	TableBlogPosts:     "blog",
-	TableContacts:      "contact",
-	TableSettings:      "setting",
-	TableCrowInstances: "crow_instance",
-	TableCrowContext:   "crow_context",
-	TableMemoryNumbers: "memory_number",
-	TableStateVersions: "state_version",
-	TableAnchors:       "anchor",
-	TableSyncConflicts: "sync_conflict",
+	TableMemories:        "memory",
+	TableProjects:        "project",
+	TableSources:         "source",
+	TableNotes:           "note",
+	TableBlogPosts:       "blog",
+	TableContacts:        "contact",
+	TableSettings:        "setting",
+	TableCrowInstances:   "crow_instance",
+	TableCrowContext:     "crow_context",
+	TableMemoryNumbers:   "memory_number",
+	TableStateVersions:   "state_version",
+	TableAnchors:         "anchor",
+	TableCrowRevocations: "crow_revocation",
+	TableSyncConflicts:   "sync_conflict",
 }
 
 // Tables returns the names of all known tables.
 func Tables() []string {
 	return []string{TableMemories, TableProjects, TableSources, TableNotes, TableBlogPosts,
 		TableContacts, TableSettings, TableCrowInstances, TableCrowContext, TableMemoryNumbers,
-		TableStateVersions, TableAnchors, TableSyncConflicts}
+		TableStateVersions, TableAnchors, TableCrowRevocations, TableSyncConflicts}
 }
 
 // ValidTable reports whether name is a known table.

@@ -56,6 +56,14 @@ func runIdentity(ctx context.Context, g *globals, args []string) error {
 			v["locked"] = "true"
 			keys = append(keys, "locked")
 		}
+		if !h.HasSeed() {
+			v["seed"] = "none (enrolled by invitation: the master seed lives on home)"
+			keys = append(keys, "seed")
+			if c, ok := h.Certificate(); ok {
+				v["certificate"] = c.String()
+				keys = append(keys, "certificate")
+			}
+		}
 		if g.json {
 			return json.NewEncoder(g.stdout).Encode(v)
 		}
@@ -64,6 +72,9 @@ func runIdentity(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	case "export":
+		if !h.HasSeed() {
+			return fmt.Errorf("this instance holds no master seed (it joined by invitation); export the identity on home")
+		}
 		if h.Locked() {
 			if err := decryptHome(g, h); err != nil {
 				return err
@@ -90,6 +101,9 @@ func runIdentity(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintln(g.stderr, "identity written to", *out, "- this file is the master key (encrypted): keep it offline; import it with: crow init --name NAME --import", *out)
 		return nil
 	case "lock", "unlock":
+		if !h.HasSeed() {
+			return fmt.Errorf("this instance holds no master seed to %s (it joined by invitation; its key is its own, the seed lives on home)", sub)
+		}
 		if sub == "lock" && h.Locked() {
 			return fmt.Errorf("the identity in %s is already locked; nothing was changed", dir)
 		}

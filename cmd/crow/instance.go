@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/crow-sync/crow/app"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	register("instance", "register, list and revoke instances (add URL|list|revoke ID)", runInstance)
+	register("instance", "enroll, register, list and revoke instances (invite --name NAME|add URL|list|revoke ID)", runInstance)
 }
 
 // instanceLine is what the CLI prints of an instance; self is this
@@ -30,11 +31,16 @@ func instanceLine(in registry.Instance, self string) string {
 
 func runInstance(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: crow instance add URL | list | revoke ID")
+		return usagef("usage: crow instance invite --name NAME [--ttl 1h] | add URL | list | revoke ID")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("instance "+sub, flag.ContinueOnError)
 	g.bind(fs)
+	var inv app.InviteIn
+	if sub == "invite" {
+		fs.StringVar(&inv.Name, "name", "", "name of the machine to enroll (required; its crow init --name must match)")
+		fs.StringVar(&inv.TTL, "ttl", "1h", "how long the invite stays valid (1m to 168h)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +54,20 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 		printed bool
 	)
 	switch sub {
+	case "invite":
+		if len(pos) != 0 || inv.Name == "" {
+			return usagef("usage: crow instance invite --name NAME [--ttl 1h] [--json]")
+		}
+		made, printed, err := call(ctx, g, c, app.InstancesInvite, inv)
+		if err != nil || printed {
+			return err
+		}
+		// The invite is the last line of stdout (SPEC §12): scripts take it
+		// with tail -n 1.
+		fmt.Fprintf(g.stdout, "invite for %q, single use, valid until %s. It is secret: anyone holding it can enroll one machine.\n", made.Name, made.ExpiresAt)
+		fmt.Fprintf(g.stdout, "on the new machine: crow init --name %s --join INVITE, then crow serve\n", shellQuote(made.Name))
+		fmt.Fprintln(g.stdout, made.Invite)
+		return nil
 	case "add":
 		if len(pos) != 1 {
 			return usagef("usage: crow instance add GATEWAY_URL (e.g. http://100.64.0.2:3001)")
@@ -78,10 +98,20 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	default:
-		return usagef("unknown instance command %q: use add, list or revoke", sub)
+		return usagef("unknown instance command %q: use invite, add, list or revoke", sub)
 	}
 	if !printed {
 		fmt.Fprintln(g.stdout, instanceLine(in, ""))
 	}
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/sync/transport"
 )
@@ -120,15 +121,17 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		t.Fatal(err)
 	}
 	for i, name := range opts.Names {
-		role := home.RoleSatellite
-		if i == 0 {
-			role = home.RoleHome
-		}
 		id := ""
 		if opts.InstanceIDs != nil {
 			id = opts.InstanceIDs[i]
 		}
-		c.Nodes = append(c.Nodes, c.start(name, id, seed, role))
+		if i == 0 {
+			c.Nodes = append(c.Nodes, c.start(name, c.initHome(name, id, seed)))
+			continue
+		}
+		// Satellites are enrolled by invitation, as in production: they
+		// hold their own key and home's certificate, never the seed.
+		c.Nodes = append(c.Nodes, c.start(name, c.initJoined(name, id)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
@@ -149,20 +152,67 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	return c
 }
 
-// start initialises and serves one node.
-// id, if not "", replaces the instance id Init chose (before anything
-// derives from it: the instance key is derived from the seed and the id).
-func (c *Cluster) start(name, id string, seed identity.Seed, role string) *Node {
+// initHome initialises the home node's directory with seed. id, if not "",
+// replaces the instance id Init chose (before anything derives from it: the
+// instance key is derived from the seed and the id; the certificate is
+// issued again for it at start).
+func (c *Cluster) initHome(name, id string, seed identity.Seed) string {
 	t := c.t
 	dir := filepath.Join(c.dir, name)
-	if _, err := home.Init(dir, name, seed, role); err != nil {
+	if _, err := home.Init(dir, name, seed, home.RoleHome); err != nil {
 		t.Fatalf("cluster: init %s: %v", name, err)
 	}
 	if id != "" {
-		if err := os.WriteFile(home.PathsOf(dir).InstanceIDFile(), []byte(id+"\n"), 0o600); err != nil {
+		p := home.PathsOf(dir)
+		if err := os.WriteFile(p.InstanceIDFile(), []byte(id+"\n"), 0o600); err != nil {
 			t.Fatalf("cluster: setting the instance id of %s: %v", name, err)
 		}
+		if err := os.Remove(p.CertificateFile()); err != nil {
+			t.Fatalf("cluster: %v", err)
+		}
 	}
+	return dir
+}
+
+// initJoined enrolls a satellite with the running home node: an invite, a
+// join request from a fresh key, home's answer, then the joined layout.
+func (c *Cluster) initJoined(name, id string) string {
+	t := c.t
+	ctx := context.Background()
+	hm := c.Nodes[0]
+	if id == "" {
+		var err error
+		if id, err = home.NewInstanceID(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made, err := hm.Daemon.Registry().CreateInvite(ctx, name, 0, hm.URL)
+	if err != nil {
+		t.Fatalf("cluster: invite for %s: %v", name, err)
+	}
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := member.NewJoinRequest(made.Invite, id, key, name, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := hm.Daemon.Registry().Enroll(ctx, req)
+	if err != nil {
+		t.Fatalf("cluster: enrolling %s: %v", name, err)
+	}
+	dir := filepath.Join(c.dir, name)
+	if _, err := home.InitJoined(dir, home.Joined{Name: name, InstanceID: id, Key: key, Certificate: ans.Certificate,
+		RootPublicKey: ans.RootPublicKey, HomeURL: hm.URL, HomeID: hm.Home.InstanceID}); err != nil {
+		t.Fatalf("cluster: init %s: %v", name, err)
+	}
+	return dir
+}
+
+// start loads and serves the node in dir.
+func (c *Cluster) start(name, dir string) *Node {
+	t := c.t
 	h, err := home.Load(dir)
 	if err != nil {
 		t.Fatalf("cluster: load %s: %v", name, err)

@@ -234,3 +234,7 @@ func signed(domain string, body []byte) []byte {
 	m = append(m, 0)
 	return append(m, body...)
 }
+
+// CheckName reports whether s is a valid instance name for a certificate
+// (1 to MaxNameLen bytes of UTF-8, no control characters).
+func CheckName(s string) error { return checkName(s) }

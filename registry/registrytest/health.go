@@ -1,41 +1,76 @@
 package registrytest
 
 import (
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/registry"
 )
 
-// HealthServer is an honest /health handler for an instance of a seed: it
-// signs challenges with the key the seed derives for ID, as the gateway
-// does. Tamper lets a test corrupt the answer. Fields may be changed between
-// requests through Update.
+// HealthServer is an honest /health handler for a certified instance: it
+// presents its membership certificate and signs challenges with its key, as
+// the gateway does. Tamper lets a test corrupt the answer. Fields may be
+// changed between requests through Update.
 type HealthServer struct {
-	mu        sync.Mutex // guards the fields below
-	seed      identity.Seed
-	doc       registry.HealthDoc
-	down      bool
-	tamper    func(doc *registry.HealthDoc)
-	requests  int
-	signingID string // id whose key signs (normally doc.InstanceID)
+	mu       sync.Mutex // guards the fields below
+	key      ed25519.PrivateKey
+	doc      registry.HealthDoc
+	down     bool
+	tamper   func(doc *registry.HealthDoc)
+	requests int
 }
 
-// NewHealthServer returns a handler for instance id of seed.
+// NewHealthServer returns a handler for instance id of seed: its key is the
+// one the seed derives for id and its certificate is issued by the seed's
+// root key for role and name (at a fixed time, so it is deterministic).
 func NewHealthServer(seed identity.Seed, id, name, role string, syncAddrs ...string) *HealthServer {
+	key := seed.InstanceKey(id)
+	return NewCertifiedHealthServer(key, Certify(seed, id, key.Public().(ed25519.PublicKey), role, name), syncAddrs...)
+}
+
+// NewCertifiedHealthServer returns a handler for the instance certified by
+// cert, whose private key is key (cert need not be valid: tests use it to
+// present forged ones).
+func NewCertifiedHealthServer(key ed25519.PrivateKey, cert member.Certificate, syncAddrs ...string) *HealthServer {
 	if syncAddrs == nil {
 		syncAddrs = []string{}
 	}
 	return &HealthServer{
-		seed: seed, signingID: id,
+		key: key,
 		doc: registry.HealthDoc{
-			Status: "ok", InstanceID: id, Name: name, Role: role, CrowID: seed.CrowID(),
-			PublicKey: hex.EncodeToString(seed.InstancePublicKey(id)), Version: "test", SyncAddrs: syncAddrs,
+			Status: "ok", InstanceID: cert.InstanceID, Name: cert.Name, Role: string(cert.Role), CrowID: cert.CrowID,
+			PublicKey: hex.EncodeToString(key.Public().(ed25519.PublicKey)), Version: "test", SyncAddrs: syncAddrs,
+			Certificate: cert.String(),
 		},
 	}
+}
+
+// CertTime is the issued_at of the certificates Certify makes.
+var CertTime = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// Certify issues, with seed's root key, a certificate for instance id with
+// key pub, role and name (issued at CertTime). It panics on invalid input.
+func Certify(seed identity.Seed, id string, pub ed25519.PublicKey, role, name string) member.Certificate {
+	c, err := member.Issue(seed.RootKey(), member.Fields{
+		CrowID: seed.CrowID(), InstanceID: id, PublicKey: pub, Role: member.Role(role), Name: name, IssuedAt: CertTime,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// SetKey changes the key challenges are signed with (not the presented one).
+func (h *HealthServer) SetKey(key ed25519.PrivateKey) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.key = key
 }
 
 // Update changes the served document (before signing and tampering).
@@ -88,11 +123,23 @@ func (h *HealthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		doc.Challenge = c
-		doc.Signature = hex.EncodeToString(identity.SignChallenge(h.seed.InstanceKey(h.signingID), raw, doc.InstanceID))
+		doc.Signature = hex.EncodeToString(identity.SignChallenge(h.key, raw, doc.InstanceID))
 	}
 	if h.tamper != nil {
 		h.tamper(&doc)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(doc)
+}
+
+// SeedConfig is a registry.Config for instance id of seed, with role and
+// name, over fresh in-memory tables: the shape of a home (it holds the root
+// key) for tests outside the registry.
+func SeedConfig(seed identity.Seed, id, role, name string) registry.Config {
+	key := seed.InstanceKey(id)
+	return registry.Config{
+		Trust: registry.TrustOfSeed(seed), RootKey: seed.RootKey(),
+		SelfID: id, SelfKey: key, SelfCert: Certify(seed, id, key.Public().(ed25519.PublicKey), role, name),
+		Table: &MemTable{}, Revocations: &MemTable{}, Invites: &MemInvites{}, Observations: &MemObservations{},
+	}
 }

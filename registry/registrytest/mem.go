@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/crow-sync/crow/registry"
 )
@@ -107,4 +108,58 @@ func (o *MemObservations) Store(_ context.Context, obs map[string]registry.Obser
 	}
 	maps.Copy(o.obs, obs)
 	return nil
+}
+
+// MemInvites is an in-memory registry.InviteStore. The zero value is ready
+// to use.
+type MemInvites struct {
+	mu   sync.Mutex
+	recs map[string]registry.InviteRecord
+}
+
+var _ registry.InviteStore = (*MemInvites)(nil)
+
+// Add implements registry.InviteStore.
+func (m *MemInvites) Add(_ context.Context, rec registry.InviteRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[string]registry.InviteRecord{}
+	}
+	m.recs[rec.ID] = rec
+	return nil
+}
+
+// Get implements registry.InviteStore.
+func (m *MemInvites) Get(_ context.Context, id string) (registry.InviteRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.recs[id]
+	if !ok {
+		return registry.InviteRecord{}, registry.ErrInviteUnknown
+	}
+	return rec, nil
+}
+
+// Claim implements registry.InviteStore.
+func (m *MemInvites) Claim(_ context.Context, id string, now time.Time, by string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.recs[id]
+	if !ok {
+		return registry.ErrInviteUnknown
+	}
+	if err := registry.CheckClaim(rec, now); err != nil {
+		return err
+	}
+	rec.UsedAt, rec.UsedBy = now.UTC().Truncate(time.Second), by
+	m.recs[id] = rec
+	return nil
+}
+
+// Delete removes row id (as a replicated tombstone would make it vanish).
+func (t *MemTable) Delete(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.rows, id)
 }
