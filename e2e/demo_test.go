@@ -26,6 +26,9 @@ func TestDemo(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`laptop instance [0-9a-f-]{36} .* joined with invite [0-9a-f]{12}`),
+		regexp.MustCompile(`vps +instance [0-9a-f-]{36} .* joined with invite [0-9a-f]{12}`),
+		regexp.MustCompile(`invite used a second time is refused: .*already used`),
 		regexp.MustCompile(`all three instances hold all 3 memories`),
 		// Exactly what it was missing crossed the wire (checked below).
 		regexp.MustCompile(`it was missing (\d+) feed entries .*, and (\d+) crossed the wire`),
@@ -42,6 +45,7 @@ func TestDemo(t *testing.T) {
 		regexp.MustCompile(`version 1: anchor #1 in block \d+ of chain 1337`),
 		regexp.MustCompile(`on-chain hash 0x[0-9a-f]{64} matches: true`),
 		regexp.MustCompile(`the 5 memories' event hashes are on chain too`),
+		regexp.MustCompile(`its new memory reached neither`),
 		regexp.MustCompile(`Done in [0-9.]+s`),
 	} {
 		if !want.MatchString(text) {

@@ -44,7 +44,7 @@ type HealthDoc struct {
 	// Certificate is the instance's membership certificate (text form).
 	Certificate string `json:"certificate,omitempty"`
 	Challenge   string `json:"challenge,omitempty"` // hex, echoed
-	Signature  string `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
+	Signature   string `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
 }
 
 // NormalizeGatewayURL checks that s is an absolute http(s) URL with a host

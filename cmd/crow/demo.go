@@ -40,6 +40,7 @@ type demoNode struct {
 	done    chan error
 	c       *client.Client
 	id      string
+	invite  string // the invite it joined with (satellites)
 }
 
 // demo runs the story against three daemons started from this binary.
@@ -106,31 +107,51 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	blob := filepath.Join(d.dir, "identity.blob")
-	if err := d.crow(ctx, homeNode.dir, "identity", "export", "--out", blob); err != nil {
+	if err := d.start(ctx, homeNode); err != nil {
 		return err
 	}
-	laptop, err := d.initNode(ctx, "laptop", blob)
-	if err != nil {
-		return err
-	}
-	vps, err := d.initNode(ctx, "vps", blob)
-	if err != nil {
-		return err
-	}
-	for _, n := range d.nodes {
+	d.detail("%-6s instance %s  gateway http://127.0.0.1:%d (holds the master seed)", homeNode.name, homeNode.id, homeNode.gwPort)
+
+	d.say("Enroll the satellites by one-time invite: each makes its own key, home certifies it; the seed stays on home")
+	var sats []*demoNode
+	for _, name := range []string{"laptop", "vps"} {
+		inv, err := client.Do(ctx, homeNode.c, app.InstancesInvite, app.InviteIn{Name: name, TTL: "15m"})
+		if err != nil {
+			return fmt.Errorf("inviting %s: %w", name, err)
+		}
+		n, err := d.initNode(ctx, name, inv.Invite)
+		if err != nil {
+			return err
+		}
+		n.invite = inv.Invite
 		if err := d.start(ctx, n); err != nil {
 			return err
 		}
-		d.detail("%-6s instance %s  gateway http://127.0.0.1:%d", n.name, n.id, n.gwPort)
-	}
-
-	d.say("Register the satellites on home (each proves with a signed challenge that it derives from the same seed)")
-	for _, n := range []*demoNode{laptop, vps} {
-		if _, err := client.Do(ctx, homeNode.c, app.InstancesRegister, app.RegisterIn{GatewayURL: n.baseURL()}); err != nil {
-			return fmt.Errorf("registering %s: %w", n.name, err)
+		if err := d.waitEnrolled(ctx, homeNode, n); err != nil {
+			return err
 		}
-		d.detail("home registered %s; %s registered home back", n.name, n.name)
+		sats = append(sats, n)
+		d.detail("%-6s instance %s  gateway http://127.0.0.1:%d  joined with invite %s… (single use)", n.name, n.id, n.gwPort, inv.InviteID[:12])
+	}
+	laptop, vps := sats[0], sats[1]
+	if err := d.until(ctx, "the satellites to know each other", func() (bool, error) {
+		for _, n := range d.nodes {
+			page, err := client.Do(ctx, n.c, app.InstancesList, app.NoInput{})
+			if err != nil || len(page.Instances) != len(d.nodes) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	d.detail("every instance lists all three (the registry replicated from home); no satellite holds the seed")
+	again := exec.CommandContext(ctx, d.bin, "init", "--name", "laptop", "--join", laptop.invite)
+	again.Env = append(os.Environ(), "CROW_HOME="+filepath.Join(d.dir, "laptop-copy"))
+	if out, err := again.CombinedOutput(); err == nil {
+		return fmt.Errorf("a used invite was accepted twice")
+	} else {
+		d.detail("the laptop's invite used a second time is refused: %s", firstLine(strings.TrimSpace(string(out))))
 	}
 
 	d.say("Write a memory on each instance; watch them replicate (signed feeds over libp2p + Noise)")
@@ -365,16 +386,49 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	d.detail("the %d memories' event hashes are on chain too, content encrypted; the vps sees the anchor records replicated from home", anchored)
+
+	d.say("The vps is stolen: revoke it on home (a root-signed revocation that replicates)")
+	if _, err := client.Do(ctx, homeNode.c, app.InstancesRevoke, app.InstanceID{ID: vps.id}); err != nil {
+		return err
+	}
+	if err := d.until(ctx, "the laptop to hear of the revocation", func() (bool, error) {
+		in, err := client.Do(ctx, laptop.c, app.InstancesList, app.NoInput{})
+		if err != nil {
+			return false, err
+		}
+		for _, i := range in.Instances {
+			if i.ID == vps.id {
+				return i.Revoked(), nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return err
+	}
+	if _, err := d.addMemory(ctx, vps, "written by the thief on the stolen vps", "demo"); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // time the thief's entry would need to travel
+	for _, n := range []*demoNode{homeNode, laptop} {
+		page, err := client.Do(ctx, n.c, app.MemorySearch, app.MemorySearchIn{Query: "thief"})
+		if err != nil {
+			return err
+		}
+		if len(page.Results) != 0 {
+			return fmt.Errorf("%s took a memory from the revoked vps", n.name)
+		}
+	}
+	d.detail("home and the laptop dropped the vps and refuse its key under any id: its new memory reached neither")
 	return nil
 }
 
-// initNode creates an instance's directory with `crow init` (importing blob
-// for a satellite).
-func (d *demo) initNode(ctx context.Context, name, blob string) (*demoNode, error) {
+// initNode creates an instance's directory with `crow init` (joining by
+// invite for a satellite).
+func (d *demo) initNode(ctx context.Context, name, invite string) (*demoNode, error) {
 	n := &demoNode{name: name, dir: filepath.Join(d.dir, name)}
 	args := []string{"init", "--name", name}
-	if blob != "" {
-		args = append(args, "--import", blob)
+	if invite != "" {
+		args = append(args, "--join", invite)
 	}
 	if err := d.crow(ctx, n.dir, args...); err != nil {
 		return nil, err
@@ -392,6 +446,32 @@ func (d *demo) initNode(ctx context.Context, name, blob string) (*demoNode, erro
 	}
 	d.nodes = append(d.nodes, n)
 	return n, nil
+}
+
+// waitEnrolled waits until home and n list each other (n's first start
+// registers home and home registers it back).
+func (d *demo) waitEnrolled(ctx context.Context, homeNode, n *demoNode) error {
+	return d.until(ctx, n.name+" to be enrolled", func() (bool, error) {
+		return lists(ctx, homeNode, n.id) && lists(ctx, n, homeNode.id), nil
+	})
+}
+
+func lists(ctx context.Context, n *demoNode, id string) bool {
+	page, err := client.Do(ctx, n.c, app.InstancesList, app.NoInput{})
+	if err != nil {
+		return false
+	}
+	for _, in := range page.Instances {
+		if in.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // crow runs a crow command on dir, quietly unless it fails.

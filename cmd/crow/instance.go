@@ -78,6 +78,9 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 			return err // the daemon's error names the URL and the step that failed
 		}
 		in = reg.Instance
+		if reg.Warning != "" {
+			fmt.Fprintln(g.stderr, "warning:", reg.Warning)
+		}
 	case "revoke":
 		if len(pos) != 1 {
 			return usagef("usage: crow instance revoke ID")
