@@ -8,9 +8,12 @@
 //     seed.AnchorKey(), log) by default, or DialRPC(ctx, url, contract,
 //     seed.AnchorKey()) when an external chain is configured (Deploy makes
 //     the contract there, once). Close it on shutdown.
-//  2. Memories: for each numbered memory, EncryptMemory(seed.MemoryEncryptionKey(),
-//     eventHash, content) and build a MemoryAnchor; cut the pending ones with
-//     SplitMemories and call AnchorMemories per batch. Record the Receipt
+//  2. Memories: for each numbered memory, take its data key
+//     (NewDataKeys(db, seed).Ensure, which makes one the first time and
+//     none for a memory whose key was shredded: that memory is not
+//     anchored), SealMemory(dataKey, eventHash, content) and build a
+//     MemoryAnchor; cut the pending ones with SplitMemories and call
+//     AnchorMemories per batch. Record the Receipt
 //     (tx hash, block) against each memory only after AnchorMemories
 //     returns nil. Nothing is deduplicated on chain: a batch retried after an
 //     error whose transaction was in fact mined logs its memories twice,
@@ -24,7 +27,15 @@
 //     others without it, and report it, since the chain then contradicts
 //     the local history. Each state record carries the project id it was
 //     anchored under (Record.ProjectID).
-//  4. Verification endpoints read with GetAnchor(projectID, version) and
+//  4. Forgetting a memory (SPEC §10) calls ShredMemoryKey(db, memoryID)
+//     on home, then compacts the store (see ShredMemoryKey). From then on
+//     the memory's ciphertext on chain decrypts with nothing.
+//  5. Proofs: Prover.MemoryProof(ctx, n) rebuilds number n's event record,
+//     reads home's anchor record and the MemoryAnchored event back from
+//     the chain, decrypts it and compares the content hash (verified,
+//     content_forgotten, pending, mismatch naming the parts; unverified
+//     where the chain or the seed is missing).
+//  6. Verification endpoints read with GetAnchor(projectID, version) and
 //     compare StateHash with the local one (Verifier). Only home holds the
 //     seed, so only home computes project ids (SeedProjectID); every other
 //     instance takes them from home's replicated state records
@@ -91,10 +102,42 @@
 //     satellite can name the project on chain without the seed.
 //   - The state hash is SHA3-256 over a domain separator and the canonical
 //     state; it reveals nothing of the state without the state itself.
-//   - Memory content is XChaCha20-Poly1305 under MemoryEncryptionKey with a
-//     random nonce and the event hash as associated data (format in
-//     EncryptMemory). Category, importance and plaintext length are in the
-//     clear, as the spec's privacy model states; the event hash is a hash.
+//   - Memory content is XChaCha20-Poly1305 under the memory's own random
+//     data key, with a random nonce and the event hash as associated data
+//     (format 2, privacy.go; memories anchored before data keys are format
+//     1, under the seed's MemoryEncryptionKey, and stay readable with the
+//     seed). Category, importance and plaintext length are in the clear, as
+//     the spec's privacy model states; the event hash is a hash.
+//
+// # Crypto-shredding
+//
+// "Its on-chain ciphertext becomes unreadable even with the seed" (SPEC
+// §10) cannot hold for a key derived from the seed, so each memory id has a
+// random 32-byte data key (all its versions share it: forgetting the
+// memory destroys one key). It is made on home when the memory is first
+// anchored and kept only there, under n/anchor/dek/ in the store: a raw,
+// local-only keyspace that is never in a feed, never replicated, never on
+// chain (datakey.go). ShredMemoryKey deletes it and leaves a shredded
+// marker, so a proof tells "forgotten" (content_forgotten) from "never had
+// one" (a format-1 memory).
+//
+// Should the data key be wrapped at rest by a seed-derived key? Yes, and it
+// is: the stored value is the key sealed with XChaCha20-Poly1305 under
+// identity.Seed.DataKeyWrapKey (HKDF info "crow-memory-dek-wrap-v1"), bound
+// to the memory id. It costs 41 bytes and one AEAD per key, and it means a
+// copy of home's database taken without the seed (a backup, a stolen disk
+// on a machine whose seed is locked) reads no memory off the chain, where
+// unwrapped keys would decrypt every anchored memory for anyone holding
+// that copy. It does not weaken shredding: "unreadable even with the seed"
+// holds once the wrapped key is deleted, since the seed derives the wrap
+// key, never the data key. What it cannot do is protect against a thief
+// holding both the database and the seed (such a thief reads the live
+// memories anyway); and a deleted value lingers in badger's files until
+// compaction, wrapped, which is why the forget orchestration compacts.
+//
+// Not shreddable: memories anchored in format 1, before data keys (their
+// ciphertext is under the seed key, on an append-only chain). Their proof
+// says so when they are forgotten.
 //
 // # Verifying a state hash, as a third party
 //

@@ -53,7 +53,15 @@ type Record struct {
 	Contract  string `json:"contract"`
 	Error     string `json:"error,omitempty"`
 	At        string `json:"anchored_at,omitempty"` // RFC 3339, when home recorded it
+	// Encryption, in a memory record, is how its content on chain is
+	// encrypted: EncryptionDataKey (format 2, SealMemory). Empty: format 1
+	// under the seed's memory key (records written before data keys).
+	Encryption string `json:"encryption,omitempty"`
 }
+
+// EncryptionDataKey is Record.Encryption of a memory sealed under its data
+// key (format 2; see SealMemory).
+const EncryptionDataKey = "data-key-v2"
 
 // StateRecordID is the anchors row id of a state version.
 func StateRecordID(project string, version uint64) string {
@@ -68,7 +76,7 @@ type WorkerConfig struct {
 	DB     *store.DB
 	Writer *store.Writer
 	Chain  Chain
-	Seed   identity.Seed // project ids and the memory encryption key
+	Seed   identity.Seed // project ids and the data keys' wrap key
 	Clock  clock.Clock   // default clock.System
 	// Interval between rounds (default 5 s: memories are anchored within
 	// seconds of being numbered, state versions within one interval).
@@ -282,12 +290,12 @@ type pendingMemory struct {
 	memoryID  string
 	number    uint64
 	eventHash string
+	content   string
 	anchor    MemoryAnchor
 }
 
 func (w *Worker) memories(ctx context.Context) error {
 	var pending []pendingMemory
-	key := w.cfg.Seed.MemoryEncryptionKey()
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
 		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			if r.Deleted || len(pending) >= w.cfg.MaxMemoriesPerRound || w.done[MemoryRecordID(r.RowID)] {
@@ -316,12 +324,8 @@ func (w *Worker) memories(ctx context.Context) error {
 			if json.Unmarshal(row.Data, &m) != nil {
 				return nil
 			}
-			ct, err := EncryptMemory(key, eh, []byte(m.Content))
-			if err != nil {
-				return err
-			}
 			pending = append(pending, pendingMemory{id: MemoryRecordID(r.RowID), memoryID: r.RowID, number: n.Number,
-				eventHash: n.EventHash, anchor: MemoryAnchor{EventHash: eh, EncryptedContent: ct, Category: m.Category,
+				eventHash: n.EventHash, content: m.Content, anchor: MemoryAnchor{EventHash: eh, Category: m.Category,
 					Importance: uint8(max(0, min(m.Importance, 255))), PlainLength: uint32(len(m.Content))}})
 			return nil
 		})
@@ -329,8 +333,8 @@ func (w *Worker) memories(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(pending) == 0 {
-		return nil
+	if pending, err = w.seal(ctx, pending); err != nil || len(pending) == 0 {
+		return err
 	}
 	byHash := map[[32]byte][]pendingMemory{}
 	ms := make([]MemoryAnchor, len(pending))
@@ -350,7 +354,8 @@ func (w *Worker) memories(ctx context.Context) error {
 		for _, a := range batch {
 			for _, p := range byHash[a.EventHash] {
 				data, _ := json.Marshal(Record{Kind: RecordMemory, Status: StatusAnchored, MemoryID: p.memoryID, Number: p.number,
-					EventHash: p.eventHash, TxHash: rec.TxHash, Block: rec.Block, ChainID: info.ChainID, Contract: info.Contract, At: now})
+					EventHash: p.eventHash, TxHash: rec.TxHash, Block: rec.Block, ChainID: info.ChainID, Contract: info.Contract, At: now,
+					Encryption: EncryptionDataKey})
 				muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
 				ids = append(ids, p.id)
 			}
@@ -365,6 +370,40 @@ func (w *Worker) memories(ctx context.Context) error {
 		w.log.Info("anchored memories", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
 	}
 	return nil
+}
+
+// seal encrypts each pending memory under its data key (made now for a
+// memory anchored for the first time) and drops those whose key was
+// shredded: a forgotten memory's content never goes on chain again. w.mu
+// is held.
+func (w *Worker) seal(ctx context.Context, pending []pendingMemory) ([]pendingMemory, error) {
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(pending))
+	for i, p := range pending {
+		ids[i] = p.memoryID
+	}
+	keys, err := NewDataKeys(w.cfg.DB, w.cfg.Seed).Ensure(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := pending[:0]
+	for _, p := range pending {
+		key, ok := keys[p.memoryID]
+		if !ok {
+			w.log.Info("not anchoring a memory whose data key was shredded", "memory", p.memoryID, "number", p.number)
+			w.done[p.id] = true // until restart: not looked at again
+			continue
+		}
+		ct, err := SealMemory(key, p.anchor.EventHash, []byte(p.content))
+		if err != nil {
+			return nil, err
+		}
+		p.anchor.EncryptedContent = ct
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // ReadRecord reads an anchors row (ok false if there is none: pending).

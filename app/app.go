@@ -81,6 +81,8 @@ type Deps struct {
 	// on home, anchor.RecordsProjectID elsewhere).
 	Chain     ChainReader
 	ProjectID func(project string) ([32]byte, bool)
+	// Prover proves numbered memories (nil: memory.proof is unavailable).
+	Prover MemoryProver
 	// Federation fans searches out to other instances; SearchDeadline
 	// bounds each instance's part (default DefaultSearchDeadline). Nil:
 	// only this instance can be searched.

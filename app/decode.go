@@ -224,8 +224,13 @@ func (in *Input) BindREST(r REST) (reflect.Value, error) {
 	}
 	for i := range in.Fields {
 		f := &in.Fields[i]
-		if f.In == InPath {
-			v.FieldByIndex(f.Index).SetString(r.Value(f.RESTName))
+		if f.In != InPath {
+			continue
+		}
+		if fv := v.FieldByIndex(f.Index); fv.Kind() == reflect.String {
+			fv.SetString(r.Value(f.RESTName))
+		} else if err := f.setQuery(fv, []string{r.Value(f.RESTName)}); err != nil {
+			return ptr, err // a number in the path (memory.proof's {n}), parsed as a query value is
 		}
 	}
 	return ptr, nil
@@ -343,7 +348,8 @@ func (in *Input) EncodeREST(pathPattern string, v any) (path string, q url.Value
 		fv := rv.FieldByIndex(f.Index)
 		switch f.In {
 		case InPath:
-			path = strings.Replace(path, "{"+f.RESTName+"}", url.PathEscape(fv.String()), 1)
+			seg := fmt.Sprint(fv.Interface()) // a string or a number (memory.proof's {n})
+			path = strings.Replace(path, "{"+f.RESTName+"}", url.PathEscape(seg), 1)
 		case InQuery:
 			if fv.IsZero() {
 				continue

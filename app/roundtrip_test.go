@@ -24,6 +24,7 @@ func TestEncodeRESTBindRESTRoundTrip(t *testing.T) {
 	}{
 		{MemoryCreate, &MemoryCreateIn{Content: "hello", Project: "p", Importance: &imp, Tags: []string{"a", "b"}, Source: "cli"}},
 		{MemoryGet, &MemoryID{ID: "01H/odd id"}},
+		{MemoryProof, &MemoryNumber{Number: 12}},
 		{MemoryUpdate, &MemoryUpdateIn{ID: "m1", Content: &content, Tags: &tags}},
 		{MemoryList, &MemoryListIn{MemoryFilter: MemoryFilter{Project: "p", MinImportance: &five, Tags: []string{"a", "b"}}, Limit: 10, Cursor: "c", Order: "oldest"}},
 		{ConflictsList, &ConflictListIn{Unresolved: &yes, Table: "memories", Limit: 3}},

@@ -60,6 +60,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Consolidated: kickAnchoring,
 		Chain:        chain,
 		ProjectID:    d.projectID(),
+		Prover:       d.prover(),
 		Federation:   d.fed,
 	}
 	// The summaries cache puts this instance's own summary first: computed
@@ -97,4 +98,21 @@ func (d *Daemon) projectID() func(string) ([32]byte, bool) {
 		return anchor.SeedProjectID(d.h.Seed())
 	}
 	return anchor.RecordsProjectID(d.db)
+}
+
+// prover proves numbered memories with what this instance holds: home has
+// the chain, the seed and the data keys; any other instance answers from
+// home's replicated anchor records (and the chain, if it reads one).
+func (d *Daemon) prover() anchor.Prover {
+	p := anchor.Prover{DB: d.db, Versions: anchor.TableVersions{DB: d.db}}
+	if mc, ok := d.chain.(anchor.MemoryChain); ok {
+		p.Chain = mc
+	}
+	// Only home holds data keys (never replicated): a satellite that
+	// imported the seed still sends decryption to home.
+	if d.h.Role == registry.RoleHome && d.h.HasSeed() {
+		seed := d.h.Seed()
+		p.Seed = &seed
+	}
+	return p
 }

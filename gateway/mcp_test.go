@@ -98,7 +98,7 @@ type gatewayEnv struct {
 	cs     *conflicts.Store
 }
 
-func newGatewayEnv(tb testing.TB) *gatewayEnv {
+func newGatewayEnv(tb testing.TB, opts ...func(*app.Deps, *gateway.Config)) *gatewayEnv {
 	tb.Helper()
 	senv := storetest.Start(tb, tb.TempDir())
 	ix, err := search.Open(filepath.Join(tb.TempDir(), "index"), slog.New(slog.DiscardHandler))
@@ -115,11 +115,11 @@ func newGatewayEnv(tb testing.TB) *gatewayEnv {
 	})
 	mem := memory.NewService(senv.DB, senv.Writer, ix, memory.Options{})
 	cs := conflicts.NewStore(senv.DB, nil)
-	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), func(d *app.Deps, c *gateway.Config) {
+	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), append([]func(*app.Deps, *gateway.Config){func(d *app.Deps, c *gateway.Config) {
 		d.DB, d.Writer = senv.DB, senv.Writer
 		d.Projects = projects.New(senv.DB, senv.Writer, true)
 		d.ProjectID = func(p string) ([32]byte, bool) { return sha256.Sum256([]byte(p)), true }
-	})
+	}}, opts...)...)
 	env.db = senv.DB
 	env.writer = senv.Writer
 	return env

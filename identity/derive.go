@@ -18,14 +18,15 @@ import (
 
 // Frozen derivation labels. See the package documentation.
 const (
-	infoRoot       = "crow-root-ed25519-v1"
-	saltInstance   = "crow-instance-v1"
-	infoAnchor     = "crow-secp256k1-v1"
-	infoMemoryEnc  = "crow-memory-enc-v1"
-	infoProjectID  = "crow-project-id-v1"
-	crowIDDomain   = "crow-id-v1"
-	crowIDPrefix   = "crow1"
-	crowIDHashSize = 10
+	infoRoot        = "crow-root-ed25519-v1"
+	saltInstance    = "crow-instance-v1"
+	infoAnchor      = "crow-secp256k1-v1"
+	infoMemoryEnc   = "crow-memory-enc-v1"
+	infoDataKeyWrap = "crow-memory-dek-wrap-v1"
+	infoProjectID   = "crow-project-id-v1"
+	crowIDDomain    = "crow-id-v1"
+	crowIDPrefix    = "crow1"
+	crowIDHashSize  = 10
 )
 
 // ErrInstanceKeyMismatch is returned by [VerifyInstanceKey] when a public key
@@ -135,6 +136,16 @@ func (s Seed) AnchorAddress() common.Address {
 // scheme are the anchoring package's to define.
 func (s Seed) MemoryEncryptionKey() [32]byte {
 	return [32]byte(s.derive("", infoMemoryEnc, 32))
+}
+
+// DataKeyWrapKey is the 32-byte key that wraps, at rest on home, the random
+// per-memory data keys the anchoring package encrypts memory content with:
+// HKDF-SHA256(seed, salt empty, info "crow-memory-dek-wrap-v1"). A stolen
+// home database without the seed does not reveal the data keys; a data key
+// deleted from the database is gone even for the holder of the seed (it is
+// random, not derived), which is what makes forgetting a memory final.
+func (s Seed) DataKeyWrapKey() [32]byte {
+	return [32]byte(s.derive("", infoDataKeyWrap, 32))
 }
 
 // ProjectIDKey is the 32-byte key for hiding project names on chain:

@@ -12,6 +12,7 @@
 //	anchor secp256k1 key    (empty)              "crow-secp256k1-v1"    on-chain anchoring account (see AnchorKey)
 //	memory encryption key   (empty)              "crow-memory-enc-v1"   32-byte key for content anchored on chain
 //	project id key          (empty)              "crow-project-id-v1"   HMAC-SHA256 key for on-chain project ids
+//	data key wrap key       (empty)              "crow-memory-dek-wrap-v1" wraps home's random per-memory data keys at rest
 //
 // The crow id is the short public name of a user's chain:
 //

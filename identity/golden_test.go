@@ -27,6 +27,7 @@ const goldenInstanceID = "8d3c2e4a-1f6b-4c8e-9a2d-5b7e0f1c3a9d"
 func TestGoldenDerivations(t *testing.T) {
 	s := goldenSeed()
 	mem, proj, projHash := s.MemoryEncryptionKey(), s.ProjectIDKey(), s.ProjectIDHash("crow")
+	wrap := s.DataKeyWrapKey()
 	for _, tc := range []struct{ name, got, want string }{
 		{"root public key", hex.EncodeToString(s.RootPublicKey()), "775c25e3684b01a391438f743657059d76a6e538605457ad0dd633982e8c351f"},
 		{"crow id", s.CrowID(), "crow1jy6dvwsrm4w3sogp"},
@@ -34,6 +35,7 @@ func TestGoldenDerivations(t *testing.T) {
 		{"anchor private key", hex.EncodeToString(s.AnchorKey().D.FillBytes(make([]byte, 32))), "836c27d984ce794fbceeb138952242914baa5127f8b62ca72ba976bb382d5267"},
 		{"anchor address", s.AnchorAddress().Hex(), "0x9A44475bde77b826C4cE7CCC2717935e2880203a"},
 		{"memory encryption key", hex.EncodeToString(mem[:]), "326918b185786e2d640487396877a24f90488a755034e64ae7a662c6715cce46"},
+		{"data key wrap key", hex.EncodeToString(wrap[:]), "a422470e7da675c1f0bbcf234b112d170da84b43ac73a96a8ed2068657725b8d"},
 		{"project id key", hex.EncodeToString(proj[:]), "de7e393e68ad2cfda60ae4cab816696c2b7f3bc87039f6220114c38683b592a8"},
 		{"project id hash", hex.EncodeToString(projHash[:]), "f6da74d02fea67cb44f5f7b88958a1f32c88b8988db564f2a18b8339746bd94e"},
 	} {

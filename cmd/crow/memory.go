@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 	"github.com/crow-sync/crow/memory"
 )
 
 func init() {
-	register("memory", "add, get, list and search memories (add|get|list|search|update|delete)", runMemory)
+	register("memory", "add, get, list and search memories, prove one (add|get|list|search|update|delete|proof)", runMemory)
 }
 
 // memoryLine is what the CLI prints of a memory.
@@ -31,7 +33,7 @@ func memoryLine(m memory.Memory) string {
 
 func runMemory(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: crow memory add|get|list|search|update|delete ...")
+		return usagef("usage: crow memory add|get|list|search|update|delete|proof ...")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
@@ -148,8 +150,10 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		}
 		printMemories(g, ms, "")
 		return nil
+	case "proof":
+		return runMemoryProof(ctx, g, c, pos)
 	default:
-		return usagef("unknown memory command %q: use add, get, list, search, update or delete", sub)
+		return usagef("unknown memory command %q: use add, get, list, search, update, delete or proof", sub)
 	}
 }
 
@@ -184,4 +188,79 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// runMemoryProof is `crow memory proof N [--json]`: the proof of memory
+// number N, step by step. It exits non-zero on a mismatch.
+func runMemoryProof(ctx context.Context, g *globals, c *client.Client, pos []string) error {
+	if len(pos) != 1 {
+		return usagef("usage: crow memory proof N [--json]")
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(pos[0], "#"), 10, 64)
+	if err != nil || n == 0 {
+		return usagef("crow memory proof takes a memory number (1, 2, ...), got %q", pos[0])
+	}
+	p, printed, err := call(ctx, g, c, app.MemoryProof, app.MemoryNumber{Number: n})
+	if err != nil {
+		return err
+	}
+	if !printed {
+		printProof(g, p)
+	}
+	if p.Status == anchor.StatusMismatch {
+		return fmt.Errorf("memory #%d does NOT match: %s", n, strings.Join(p.Mismatch, ", "))
+	}
+	return nil
+}
+
+func printProof(g *globals, p app.MemoryProofDoc) {
+	out := g.stdout
+	yes := func(b bool) string {
+		if b {
+			return "matches"
+		}
+		return "DOES NOT MATCH"
+	}
+	fmt.Fprintf(out, "memory #%d (%s)\n", p.Number, p.MemoryID)
+	e := p.Event
+	fmt.Fprintln(out, "1. event record")
+	if e.Record != "" {
+		fmt.Fprintf(out, "   %s = %s(%q ‖ record)\n", e.Recomputed, "SHA3-256", e.Domain)
+		fmt.Fprintf(out, "   record: %s\n", e.Record)
+		fmt.Fprintf(out, "   recorded event hash %s: %s\n", e.EventHash, yes(e.Match))
+	} else {
+		fmt.Fprintf(out, "   recorded event hash %s (the record cannot be rebuilt here)\n", e.EventHash)
+	}
+	fmt.Fprintln(out, "2. anchor")
+	if a := p.Anchor; a != nil {
+		fmt.Fprintf(out, "   tx %s, block %d, chain %d, contract %s (%s)\n", a.TxHash, a.BlockNumber, a.ChainID, a.Contract, a.Encryption)
+	} else {
+		fmt.Fprintln(out, "   not anchored yet")
+	}
+	fmt.Fprintln(out, "3. on chain")
+	switch o := p.Onchain; {
+	case o == nil:
+		fmt.Fprintln(out, "   not read here")
+	case !o.Found:
+		fmt.Fprintf(out, "   no MemoryAnchored event for this event hash on chain %d\n", o.ChainID)
+	default:
+		fmt.Fprintf(out, "   MemoryAnchored in tx %s, block %d: %d bytes of ciphertext, %d plaintext bytes, %s, importance %d\n",
+			o.TxHash, o.BlockNumber, (len(o.Ciphertext)-2)/2, o.PlainLength, o.Category, o.Importance)
+	}
+	fmt.Fprintln(out, "4. content")
+	switch ct := p.Content; {
+	case ct == nil:
+		fmt.Fprintln(out, "   not decrypted here")
+	case ct.Key == anchor.KeyUsedShredded:
+		fmt.Fprintf(out, "   the data key was destroyed (forgotten): the ciphertext is unreadable (the seed's key refuses it: %t)\n", ct.SeedKeyRefused)
+	case !ct.Decrypted:
+		fmt.Fprintln(out, "   no key held here decrypts it")
+	default:
+		fmt.Fprintf(out, "   decrypted with the %s: SHA-256 %s, content hash %s\n", strings.ReplaceAll(ct.Key, "_", " "), ct.Hash, yes(ct.Match))
+		fmt.Fprintf(out, "   %q\n", ct.Content)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(out, "note:", n)
+	}
+	fmt.Fprintln(out, "status:", p.Status)
 }
