@@ -66,6 +66,24 @@ func Certify(seed identity.Seed, id string, pub ed25519.PublicKey, role, name st
 	return c
 }
 
+// CertifiedRow is the crow_instances row data of instance id of seed with
+// role: the key the seed derives for id and a certificate of seed's root
+// key (name "name-"+id), as replication would deliver it. It panics on
+// invalid input.
+func CertifiedRow(seed identity.Seed, id, role string) json.RawMessage {
+	pub := seed.InstancePublicKey(id)
+	data, err := json.Marshal(registry.Row{
+		ID: id, Name: "name-" + id, Role: role,
+		GatewayURL: "http://127.0.0.1:3001", SyncAddrs: []string{"/ip4/127.0.0.1/tcp/3002"},
+		PublicKey: hex.EncodeToString(pub), CreatedAt: CertTime.Format(time.RFC3339),
+		Certificate: Certify(seed, id, pub, role, "name-"+id).String(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
 // SetKey changes the key challenges are signed with (not the presented one).
 func (h *HealthServer) SetKey(key ed25519.PrivateKey) {
 	h.mu.Lock()
