@@ -147,4 +147,4 @@ func (d *Data) msgType() byte {
 	}
 	return TypeData
 }
-func (*Error) msgType() byte   { return TypeError }
+func (*Error) msgType() byte { return TypeError }
