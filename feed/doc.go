@@ -86,6 +86,12 @@
 //     until compaction: anyone who held the entry before may still have it.
 //   - Clear is idempotent; an entry with no data has nothing to clear and
 //     reads as empty.
+//   - The leaf proves what the entry was, not that its author asked for it
+//     to be cleared: any holder knows every leaf and may serve an entry
+//     cleared, and the replica then holds it cleared for good. So a peer can
+//     withhold an entry (as it could by not serving the feed); it cannot
+//     alter one. Which entries are cleared is decided above this package
+//     (a forget record), on every instance.
 //
 // # Storage
 //
