@@ -252,3 +252,36 @@ func BenchmarkHashOnly(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "entries/s")
 }
+
+// BenchmarkClear: clear one entry (a different one each time) of a
+// 100,000-entry own feed, one transaction per Clear.
+func BenchmarkClear(b *testing.B) {
+	const n = 100_000
+	entries := benchEntries(1000)
+	for _, s := range benchStores {
+		if s.name == "badger-nofsync" || s.name == "badger-fsync" {
+			continue
+		}
+		b.Run("store="+s.name, func(b *testing.B) {
+			st, done := s.mk(b)
+			defer done()
+			l, err := OpenLog(st, testKey(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < n; i += len(entries) {
+				if _, err := l.Append(entries); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			i := uint64(0)
+			for b.Loop() {
+				i = (i + 7919) % n // distinct indexes for 100,000 rounds
+				if err := l.Clear(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

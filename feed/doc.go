@@ -61,6 +61,38 @@
 //     Both heads are persisted as evidence; the feed refuses every further
 //     range until the operator acts (Replicas.Delete starts it over).
 //
+// # Clearing entries (forgetting)
+//
+// Log.Clear and Replicas.Clear drop the data of entries while keeping every
+// tree node, as Hypercore's clear does:
+//
+//   - The data is deleted from the feed's storage in one transaction (the
+//     record is rewritten without it; the KV reclaims the old value's space
+//     when it compacts). Read of a range with a cleared entry returns
+//     ErrCleared; ReadSparse returns nil data and the entry's leaf (hash and
+//     size) in its place.
+//   - The leaf hash, its size and every parent stay, so the stored length,
+//     the head and its signature do not change, appends go on, and proofs of
+//     every entry, the cleared one included (Proof.VerifySparse), verify.
+//   - A cleared entry is served as its leaf (ReadSparse + Proof); a replica
+//     verifies such a range against the signed head like any other
+//     (ApplySparse: a leaf that is not the entry's is ErrInvalidProof) and
+//     stores it cleared, so a peer that replicates a feed after the clear
+//     never receives the data. An entry held is never rewritten, so a
+//     cleared entry is not refilled by a range that carries its data.
+//   - Clearing is local. It does not reach the peers that replicated the
+//     entry before (each clears its own copy when told to, e.g. by a forget
+//     record), nor backups of the database, nor the KV's older versions
+//     until compaction: anyone who held the entry before may still have it.
+//   - Clear is idempotent; an entry with no data has nothing to clear and
+//     reads as empty.
+//   - The leaf proves what the entry was, not that its author asked for it
+//     to be cleared: any holder knows every leaf and may serve an entry
+//     cleared, and the replica then holds it cleared for good. So a peer can
+//     withhold an entry (as it could by not serving the feed); it cannot
+//     alter one. Which entries are cleared is decided above this package
+//     (a forget record), on every instance.
+//
 // # Storage
 //
 // Storage has an in-memory implementation (MemStorage) and a key-value one
@@ -68,7 +100,7 @@
 // implements: feeds share its database under keys "f/…" (layout in
 // kvstorage.go), so a local write stages its feed entries in the row's
 // transaction (Log.Stage). One key per 16 entries, each entry framed with the tree
-// nodes it completed. The author's Log builds its records already framed
+// nodes it completed; a cleared entry keeps only those nodes (no new key). The author's Log builds its records already framed
 // and remembers the partial chunk at the end of its feed, so an append
 // neither copies its records again nor reads that chunk back. A write
 // larger than one transaction is split, with the state (head)

@@ -41,6 +41,11 @@ var (
 	ErrOutOfRange = errors.New("feed: range out of bounds")
 	// ErrNotFound is returned by Replicas methods for a feed that is not held.
 	ErrNotFound = errors.New("feed: feed not found")
+	// ErrCleared is returned (wrapped, naming the entry) by Log.Read and
+	// Replicas.Read for a range with an entry whose data was cleared
+	// (Log.Clear, Replicas.Clear, or received cleared from a peer). Its
+	// hashes are kept; ReadSparse returns them in its place.
+	ErrCleared = errors.New("feed: entry data cleared")
 	// ErrCorrupt is returned when stored data is inconsistent (a missing or
 	// short record): the database was damaged or edited outside this package.
 	ErrCorrupt = errors.New("feed: stored feed is corrupt")

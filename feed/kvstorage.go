@@ -61,7 +61,8 @@ var errStop = errors.New("stop")
 //
 //	f/s/<pk>            → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
 //	f/e/<pk><uint64 k>  → chunk k: the records of entries [16k, 16k+16), each
-//	                      as uint32(len) ‖ record (nodes completed by the entry, then data)
+//	                      as uint32(len) ‖ record (nodes completed by the entry, then data;
+//	                      a cleared entry's record has the nodes only)
 //	f/n/<pk><uint64 j>  → node j beyond the stored entries: hash (32) ‖ uint64(size)
 //	f/x/<pk>            → fork evidence (ForkEvidence encoding)
 //
@@ -70,6 +71,9 @@ var errStop = errors.New("stop")
 // the head is written last, in the same transaction when the batch fits one.
 // Bytes of a chunk beyond the state's length (left by a crash between a
 // split write and its state) are ignored and overwritten by the next write.
+// Clearing an entry rewrites its chunk (one Set of the whole value, in one
+// transaction with the other chunks cleared when they fit one), so a chunk
+// is never half cleared.
 const (
 	keyPrefixLen = 4 // "f/?/"
 	feedKeyLen   = keyPrefixLen + 32
@@ -219,6 +223,35 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([
 		if err := set(feedKey('x', b.Key), b.Fork); err != nil {
 			return fmt.Errorf("writing fork evidence of %s: %w", b.Key, err)
 		}
+	}
+	return s.stageClear(set, get, b)
+}
+
+// stageClear rewrites each chunk holding an entry of b.Clear without that
+// entry's data (a chunk whose entries are all cleared already is left).
+func (s *KVStorage) stageClear(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
+	for j := 0; j < len(b.Clear); {
+		c := b.Clear[j] / chunkEntries
+		k := j
+		for k < len(b.Clear) && b.Clear[k]/chunkEntries == c {
+			k++
+		}
+		key := indexKey('e', b.Key, c)
+		v, ok, err := get(key)
+		if err == nil && !ok {
+			err = ErrCorrupt
+		}
+		var changed bool
+		if err == nil {
+			v, changed, err = clearRecords(v, c*chunkEntries, b.Clear[j:k])
+		}
+		if err == nil && changed {
+			err = set(key, v)
+		}
+		if err != nil {
+			return fmt.Errorf("clearing entries of %s in chunk %d: %w", b.Key, c, err)
+		}
+		j = k
 	}
 	return nil
 }

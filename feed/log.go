@@ -181,7 +181,9 @@ func (l *Log) Stage(txn KVTxn, entries [][]byte) (commit func(), err error) {
 	}, nil
 }
 
-// Read returns copies of the entries [start, end) as stored.
+// Read returns copies of the entries [start, end) as stored, or
+// ErrCleared (wrapped, naming the entry) if one of them was cleared
+// (ReadSparse reads such a range).
 func (l *Log) Read(start, end uint64) ([][]byte, error) { return readRange(l.st, l.key, start, end) }
 
 // Proof proves [start, end) against the stored head, upgrading from an
@@ -191,8 +193,16 @@ func (l *Log) Proof(start, end, since uint64) (*Proof, error) {
 }
 
 func readRange(st Storage, key PublicKey, start, end uint64) ([][]byte, error) {
-	var out [][]byte
-	err := st.View(func(r Reader) error {
+	out, _, err := readStored(st, key, start, end, false)
+	return out, err
+}
+
+func readSparse(st Storage, key PublicKey, start, end uint64) ([][]byte, []Cleared, error) {
+	return readStored(st, key, start, end, true)
+}
+
+func readStored(st Storage, key PublicKey, start, end uint64, sparse bool) (out [][]byte, cleared []Cleared, err error) {
+	err = st.View(func(r Reader) error {
 		s, ok, err := r.State(key)
 		if err != nil {
 			return err
@@ -203,13 +213,13 @@ func readRange(st Storage, key PublicKey, start, end uint64) ([][]byte, error) {
 		if start > end || end > s.Length {
 			return fmt.Errorf("[%d,%d) with %d stored: %w", start, end, s.Length, ErrOutOfRange)
 		}
-		out, err = readEntries(r, key, start, end)
+		out, cleared, err = readEntries(r, key, start, end, sparse)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading feed %s: %w", key, err)
+		return nil, nil, fmt.Errorf("reading feed %s: %w", key, err)
 	}
-	return out, nil
+	return out, cleared, nil
 }
 
 func proveRange(st Storage, key PublicKey, start, end, since uint64) (*Proof, error) {

@@ -36,6 +36,11 @@ func (m *MemStorage) Write(b *Batch) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f := m.feeds[b.Key]
+	for _, i := range b.Clear {
+		if f == nil || i >= uint64(len(f.records)) || f.records[i] == nil {
+			return fmt.Errorf("clearing record %d of %s: %w", i, b.Key, ErrCorrupt)
+		}
+	}
 	if f == nil {
 		f = &memFeed{nodes: make(map[uint64]Node)}
 		m.feeds[b.Key] = f
@@ -50,6 +55,12 @@ func (m *MemStorage) Write(b *Batch) error {
 	}
 	for _, n := range b.Nodes {
 		f.nodes[n.Index] = n
+	}
+	for _, i := range b.Clear {
+		if rec := f.records[i]; len(rec) > recordHeader(i) {
+			clear(rec[recordHeader(i):]) // the storage owns it
+			f.records[i] = append([]byte(nil), rec[:recordHeader(i)]...)
+		}
 	}
 	if b.Fork != nil {
 		f.fork = b.Fork

@@ -248,12 +248,18 @@ func (w *walker) checkCapture(pos uint64) error {
 // walk rebuilds the roots at p.Head.Length from entries and p.Nodes and
 // returns them (valid until the next use of w). It checks shapes, not the
 // tree hash or signature.
-func (w *walker) walk(p *Proof, entries [][]byte) ([]Node, error) {
+//
+// cleared (checked with checkSparse) gives the leaves of the entries whose
+// data is absent: they are pushed instead of hashing the data.
+func (w *walker) walk(p *Proof, entries [][]byte, cleared []Cleared) ([]Node, error) {
 	if err := p.checkShape(); err != nil {
 		return nil, err
 	}
 	if uint64(len(entries)) != p.Count {
 		return nil, fmt.Errorf("%d entries for a proof of %d: %w", len(entries), p.Count, ErrInvalidProof)
+	}
+	if err := checkSparse(p.Start, p.End(), entries, cleared); err != nil {
+		return nil, err
 	}
 	end := p.End()
 	if want := proofNodeCount(p.Start, end, p.Since, p.Head.Length); len(p.Nodes) != want {
@@ -267,8 +273,17 @@ func (w *walker) walk(p *Proof, entries [][]byte) ([]Node, error) {
 	for _, s := range segments(p.Start, end, p.Since, p.Head.Length, &buf) {
 		if s.leaves {
 			for i := s.from; i < s.to; i++ {
-				data := entries[i-p.Start]
-				if err := w.push(Node{Index: 2 * i, Size: uint64(len(data)), Hash: w.x.leaf(data)}); err != nil {
+				var leaf Node
+				for len(cleared) > 0 && cleared[0].Index < i {
+					cleared = cleared[1:]
+				}
+				if len(cleared) > 0 && cleared[0].Index == i {
+					leaf = cleared[0].leaf()
+				} else {
+					data := entries[i-p.Start]
+					leaf = Node{Index: 2 * i, Size: uint64(len(data)), Hash: w.x.leaf(data)}
+				}
+				if err := w.push(leaf); err != nil {
 					return nil, err
 				}
 				if w.onLeaf != nil {
@@ -320,9 +335,15 @@ func (w *walker) finish(p *Proof, roots []Node) error {
 // Verify checks that entries are the entries [Start, Start+Count) of the
 // feed signed by p.Head. It returns ErrInvalidProof or ErrBadSignature
 // (wrapped) when they are not. It does not check Since against any head.
-func (p *Proof) Verify(entries [][]byte) error {
+func (p *Proof) Verify(entries [][]byte) error { return p.VerifySparse(entries, nil) }
+
+// VerifySparse is Verify for a range with cleared entries (as ReadSparse
+// returns it): for each entry in cleared, its leaf stands in for its data,
+// which must be absent (nil) in entries. A leaf that is not the entry's is
+// ErrInvalidProof like wrong data.
+func (p *Proof) VerifySparse(entries [][]byte, cleared []Cleared) error {
 	w := newWalker(newHasher())
-	roots, err := w.walk(p, entries)
+	roots, err := w.walk(p, entries, cleared)
 	if err != nil {
 		return fmt.Errorf("verifying proof: %w", err)
 	}
@@ -347,7 +368,7 @@ func (p *Proof) VerifyUpgrade(old *Head, entries [][]byte) error {
 	var atOld [HashSize]byte
 	w.captureAt(old.Length)
 	w.capture = func(_ uint64, roots []Node) error { atOld = w.x.tree(roots); return nil }
-	roots, err := w.walk(p, entries)
+	roots, err := w.walk(p, entries, nil)
 	if err != nil {
 		return fmt.Errorf("verifying upgrade proof: %w", err)
 	}

@@ -96,6 +96,17 @@ func (rs *Replicas) loadLocked(key PublicKey) (*replica, error) {
 // forked before), or a storage error. On any error nothing was stored
 // except, for a new fork, the fork evidence.
 func (rs *Replicas) Apply(p *Proof, entries [][]byte) (State, error) {
+	return rs.ApplySparse(p, entries, nil)
+}
+
+// ApplySparse is Apply for a range with cleared entries (as a peer's
+// ReadSparse returns it): for each entry in cleared (in index order, within
+// the range, of size > 0) its leaf stands in for its data, which must be
+// absent (nil or empty) in entries. The range verifies against the signed
+// head like any other (a leaf that is not the entry's is ErrInvalidProof),
+// and the cleared entries are stored cleared: their nodes, never data.
+// Entries already held are not rewritten, cleared or not.
+func (rs *Replicas) ApplySparse(p *Proof, entries [][]byte, cleared []Cleared) (State, error) {
 	key := p.Head.Key
 	if err := p.checkShape(); err != nil {
 		return State{}, fmt.Errorf("applying to %s: %w", key, err)
@@ -128,21 +139,21 @@ func (rs *Replicas) Apply(p *Proof, entries [][]byte) (State, error) {
 			// The tree at the held head's length cannot be rebuilt from p
 			// (when the entries reach it, the walk rebuilds it whatever
 			// Since is): prove the entries against the held head instead.
-			return rs.applyUnderHeldLocked(r, key, p, entries,
+			return rs.applyUnderHeldLocked(r, key, p, entries, cleared,
 				fmt.Errorf("applying head %d to %s at head %d, proof since %d: %w", b1, key, h0.Length, p.Since, ErrUpgradeRequired))
 		case b1 < h0.Length && b1 > c:
-			return rs.applyUnderHeldLocked(r, key, p, entries,
+			return rs.applyUnderHeldLocked(r, key, p, entries, cleared,
 				fmt.Errorf("applying head %d to %s at head %d with %d stored: %w", b1, key, h0.Length, c, ErrStaleHead))
 		}
 	}
-	return rs.applyLocked(r, key, p, entries)
+	return rs.applyLocked(r, key, p, entries, cleared)
 }
 
 // applyLocked is Apply after its shape checks: p.Start <= the stored length,
 // and (if a head is held) p.Head is the held head, or is longer and p
 // rebuilds the tree at the held head's length (Since is that length or the
 // entries reach it), or is shorter and within the stored entries.
-func (rs *Replicas) applyLocked(r *replica, key PublicKey, p *Proof, entries [][]byte) (State, error) {
+func (rs *Replicas) applyLocked(r *replica, key PublicKey, p *Proof, entries [][]byte, cleared []Cleared) (State, error) {
 	c := r.state.Length
 	h0 := r.state.Head
 	b1 := p.Head.Length
@@ -207,7 +218,7 @@ func (rs *Replicas) applyLocked(r *replica, key PublicKey, p *Proof, entries [][
 		}
 		return nil
 	}
-	roots, err := w.walk(p, entries)
+	roots, err := w.walk(p, entries, cleared)
 	if err == nil {
 		err = w.finish(p, roots)
 	}
@@ -356,7 +367,9 @@ func (rs *Replicas) List() ([]FeedInfo, error) {
 	return out, nil
 }
 
-// Read returns copies of entries [start, end) of a held feed.
+// Read returns copies of entries [start, end) of a held feed, or
+// ErrCleared (wrapped, naming the entry) if one of them was cleared
+// (ReadSparse reads such a range).
 func (rs *Replicas) Read(key PublicKey, start, end uint64) ([][]byte, error) {
 	return readRange(rs.st, key, start, end)
 }
@@ -405,7 +418,7 @@ func (rs *Replicas) Delete(key PublicKey) error {
 // which stays the held head (b1 is adopted once a range reaches h0's
 // length). If such a proof cannot be built, orig is returned. If the
 // entries or p's nodes contradict h0, both heads are validly signed: a fork.
-func (rs *Replicas) applyUnderHeldLocked(r *replica, key PublicKey, p *Proof, entries [][]byte, orig error) (State, error) {
+func (rs *Replicas) applyUnderHeldLocked(r *replica, key PublicKey, p *Proof, entries [][]byte, cleared []Cleared, orig error) (State, error) {
 	c := r.state.Length
 	h0 := r.state.Head
 	end := p.End()
@@ -433,7 +446,7 @@ func (rs *Replicas) applyUnderHeldLocked(r *replica, key PublicKey, p *Proof, en
 			return nil
 		}
 	}
-	roots, err := w.walk(p, entries)
+	roots, err := w.walk(p, entries, cleared)
 	if err == nil {
 		err = w.finish(p, roots)
 	}
@@ -468,7 +481,7 @@ func (rs *Replicas) applyUnderHeldLocked(r *replica, key PublicKey, p *Proof, en
 	if missing {
 		return r.state, orig
 	}
-	st, err := rs.applyLocked(r, key, q, entries)
+	st, err := rs.applyLocked(r, key, q, entries, cleared)
 	if errors.Is(err, ErrInvalidProof) {
 		// Everything in q is authenticated by b1 (entries, p's nodes) or
 		// by h0 (stored prefix and nodes): the two heads disagree.

@@ -72,6 +72,11 @@ type Batch struct {
 	State *State
 	// Fork, if not nil, is encoded fork evidence to persist for the feed.
 	Fork []byte
+	// Clear lists entries (sorted, distinct, below the stored length) whose
+	// data the storage drops, keeping their records' nodes: each becomes a
+	// cleared record (see the record layout). It is written after Records
+	// and Nodes; Log and Replicas never combine it with Records.
+	Clear []uint64
 }
 
 // Storage persists feeds. Implementations are safe for concurrent use.
@@ -112,18 +117,13 @@ type Reader interface {
 //
 // So every node of the tree below the stored length lives in exactly one
 // record and one key per entry suffices.
+//
+// A cleared entry's record is the same without the data: just the nodes,
+// whose leaf still says the data's size (> 0). Data of another length than
+// the leaf's size is corrupt.
 
 // recordHeader returns the header length of entry i's record.
 func recordHeader(i uint64) int { return (1 + depthOf(i)) * nodeWireSize }
-
-// recordData returns the entry data of record rec of entry i.
-func recordData(i uint64, rec []byte) ([]byte, error) {
-	h := recordHeader(i)
-	if len(rec) < h {
-		return nil, fmt.Errorf("record %d: %d bytes: %w", i, len(rec), ErrCorrupt)
-	}
-	return rec[h:], nil
-}
 
 // recordNode returns the node of depth d stored in record rec of entry i.
 func recordNode(i uint64, rec []byte, d int) (Node, error) {
@@ -187,21 +187,30 @@ func readRoots(r Reader, key PublicKey, length, n uint64) ([]Node, error) {
 	return roots, err
 }
 
-// readEntries returns copies of the entries [start, end).
-func readEntries(r Reader, key PublicKey, start, end uint64) ([][]byte, error) {
-	out := make([][]byte, 0, end-start)
-	err := r.Records(key, start, end, func(i uint64, rec []byte) error {
-		d, err := recordData(i, rec)
-		if err != nil {
+// readEntries returns copies of the entries [start, end). A cleared entry
+// is ErrCleared, unless sparse: then its data is nil and its leaf is in
+// cleared.
+func readEntries(r Reader, key PublicKey, start, end uint64, sparse bool) (out [][]byte, cleared []Cleared, err error) {
+	out = make([][]byte, 0, end-start)
+	err = r.Records(key, start, end, func(i uint64, rec []byte) error {
+		d, isCleared, leaf, err := recordState(i, rec)
+		switch {
+		case err != nil:
 			return err
+		case isCleared && !sparse:
+			return fmt.Errorf("entry %d of %s: %w", i, key, ErrCleared)
+		case isCleared:
+			cleared = append(cleared, Cleared{Index: i, Size: leaf.Size, Hash: leaf.Hash})
+			out = append(out, nil)
+		default:
+			out = append(out, append([]byte{}, d...))
 		}
-		out = append(out, append([]byte(nil), d...))
 		return nil
 	})
 	if err == nil && uint64(len(out)) != end-start {
 		err = fmt.Errorf("entries [%d,%d) of %s: %d found: %w", start, end, key, len(out), ErrCorrupt)
 	}
-	return out, err
+	return out, cleared, err
 }
 
 // makeProof builds a proof of [start, end) against st.Head, upgrading from

@@ -73,12 +73,14 @@ type Feeds interface {
 	// with a proof against the feed's newest signed head (r.Head, whose Length
 	// is the held length as in Heads). Asking
 	// past the head returns what exists; a start at or past the length, or a
-	// feed not held, returns ErrNotFound.
+	// feed not held, returns ErrNotFound. An entry whose data was cleared
+	// (forgotten) is returned as nil with its leaf in r.Cleared.
 	ReadRange(feed FeedKey, start, end uint64, maxBytes int) (Range, error)
 
 	// VerifyAndStore verifies r (signature of r.Head, proof of r.Entries
-	// against it, r.Head extending the stored head) and, only if all of it
-	// verifies, stores the entries not yet held in one transaction. r.Start
+	// against it, with the leaves of r.Cleared for the cleared entries, r.Head
+	// extending the stored head) and, only if all of it verifies, stores the
+	// entries not yet held in one transaction (cleared ones as cleared). r.Start
 	// must be at most the stored length. It creates the replica of a feed not
 	// held yet (when the feed is one to replicate). It returns the feed's
 	// head after the store (held length, newest verified signed head), or an

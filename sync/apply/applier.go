@@ -215,7 +215,8 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 			return total, nil
 		}
 		end := min(st.Length, next+uint64(a.batchCap))
-		entries, err := a.rs.Read(key, next, end)
+		// A cleared entry (a forgotten memory's change) reads as nil.
+		entries, _, err := a.rs.ReadSparse(key, next, end)
 		if err != nil {
 			return total, err
 		}
@@ -289,7 +290,10 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, author string,
 	eff := &effects{}
 	for i, e := range entries {
 		idx := start + uint64(i)
-		if err := a.stageEntry(txn, b, key, author, idx, e, eff); err != nil {
+		if e == nil {
+			// Cleared: nothing to apply or park, the checkpoint moves past it.
+			eff.cleared++
+		} else if err := a.stageEntry(txn, b, key, author, idx, e, eff); err != nil {
 			return nil, err
 		}
 		a.staged++

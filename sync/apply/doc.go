@@ -43,6 +43,13 @@
 // under n/parked/<feed hex>/<index BE> with the reason and the raw entry,
 // counted, logged, and the checkpoint moves on (Parked lists them).
 //
+// An entry whose data was cleared (feed's Clear: a forgotten memory's
+// change; it reads as nil from Replicas.ReadSparse) is skipped: nothing is
+// applied or parked, the checkpoint moves past it in the same transaction,
+// and it is counted (Stats.Cleared, crow_apply_entries_total{outcome=
+// "cleared"}). Clearing an entry already applied changes nothing here: what
+// it wrote is the forget's to erase.
+//
 // # Feed trust: a feed is applied only while its key is certified
 //
 // A feed whose key has no valid, unrevoked membership certificate is parked

@@ -203,11 +203,11 @@ func pull(tb testing.TB, dst, src *node, key feed.PublicKey, upto uint64) bool {
 	if err != nil {
 		tb.Fatalf("proof of %s from %s: %v", key, src.id, err)
 	}
-	entries, err := src.rs.Read(key, have, upto)
+	entries, cleared, err := src.rs.ReadSparse(key, have, upto)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := dst.rs.Apply(p, entries); err != nil {
+	if _, err := dst.rs.ApplySparse(p, entries, cleared); err != nil {
 		tb.Fatalf("%s applying %s [%d,%d) from %s: %v", dst.id, key, have, upto, src.id, err)
 	}
 	return true

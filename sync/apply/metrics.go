@@ -12,7 +12,8 @@ import (
 // Metrics are the apply loop's Prometheus collectors.
 type Metrics struct {
 	// Entries counts processed feed entries by outcome: fast_forward,
-	// concurrent, stale, parked.
+	// concurrent, stale, parked, cleared (an entry whose data was cleared,
+	// skipped).
 	Entries *prometheus.CounterVec
 	// Conflicts counts sync_conflicts records created.
 	Conflicts prometheus.Counter
@@ -73,6 +74,7 @@ type Stats struct {
 	Concurrent  uint64 // concurrent entries merged (winner by lamport, instance id)
 	Stale       uint64 // entries already applied or dominated: skipped
 	Parked      uint64 // entries parked
+	Cleared     uint64 // cleared entries (data forgotten): skipped, checkpoint moved past
 	Conflicts   uint64 // conflict records created
 	Superseded  uint64 // conflict records retracted
 	// UncertifiedFeeds and RevokedFeeds are the feeds held that are
@@ -85,15 +87,16 @@ type Stats struct {
 }
 
 type stats struct {
-	ff, conc, stale, parked, conflicts, superseded atomic.Uint64
-	commitNanos                                    atomic.Uint64
-	uncertifiedFeeds, revokedFeeds                 atomic.Int64
+	ff, conc, stale, parked, cleared, conflicts, superseded atomic.Uint64
+	commitNanos                                             atomic.Uint64
+	uncertifiedFeeds, revokedFeeds                          atomic.Int64
 }
 
 // effects are the counts and rows of one committed transaction.
 type effects struct {
 	byOutcome  [3]uint64
 	parked     uint64
+	cleared    uint64
 	conflicts  uint64
 	superseded uint64
 	rows       []*row
@@ -114,12 +117,16 @@ func (a *Applier) account(e *effects) {
 		a.m.Entries.WithLabelValues("parked").Add(float64(e.parked))
 		a.m.Parked.Add(float64(e.parked))
 	}
+	if e.cleared > 0 {
+		a.m.Entries.WithLabelValues("cleared").Add(float64(e.cleared))
+	}
 	a.m.Conflicts.Add(float64(e.conflicts))
 	a.m.Superseded.Add(float64(e.superseded))
 	a.st.ff.Add(e.byOutcome[outFastForward])
 	a.st.conc.Add(e.byOutcome[outConcurrent])
 	a.st.stale.Add(e.byOutcome[outStale])
 	a.st.parked.Add(e.parked)
+	a.st.cleared.Add(e.cleared)
 	a.st.conflicts.Add(e.conflicts)
 	a.st.superseded.Add(e.superseded)
 }
@@ -128,7 +135,7 @@ func (a *Applier) account(e *effects) {
 func (a *Applier) Stats() Stats {
 	return Stats{
 		FastForward: a.st.ff.Load(), Concurrent: a.st.conc.Load(), Stale: a.st.stale.Load(),
-		Parked: a.st.parked.Load(), Conflicts: a.st.conflicts.Load(), Superseded: a.st.superseded.Load(),
+		Parked: a.st.parked.Load(), Cleared: a.st.cleared.Load(), Conflicts: a.st.conflicts.Load(), Superseded: a.st.superseded.Load(),
 		CommitTime:       time.Duration(a.st.commitNanos.Load()),
 		UncertifiedFeeds: int(a.st.uncertifiedFeeds.Load()), RevokedFeeds: int(a.st.revokedFeeds.Load()),
 	}

@@ -42,6 +42,15 @@
 // re-proving the entries against the held head from the proof's nodes and the
 // right-hand nodes it verified before, keeping the held head.
 //
+// # Cleared entries
+//
+// An entry cleared in the own feed or a replica (feed's Clear: a forgotten
+// memory) is served as its Merkle leaf (wire.Range.Cleared, sent as
+// wire.TypeDataCleared) and verified and stored as cleared by the receiver
+// (Replicas.ApplySparse): a replica that syncs after the clear never
+// receives the data, and every proof still verifies. A cleared claim whose
+// leaf is not the entry's is rejected (sync.ErrRejected) like tampered data.
+//
 // # Errors
 //
 // VerifyHead and VerifyAndStore map package feed's errors onto sync's:

@@ -244,7 +244,8 @@ func mapErr(doing string, err error) error {
 
 // ReadRange implements sync.Feeds: entries [start, end) of a held feed (own
 // or replica), cut to maxBytes (at least one entry), proven against the
-// newest signed head held with Since = start (see the package doc).
+// newest signed head held with Since = start (see the package doc). A
+// cleared entry is sent as its leaf (Range.Cleared), never its data.
 func (f *Feeds) ReadRange(k wire.FeedKey, start, end uint64, maxBytes int) (wire.Range, error) {
 	key := feed.PublicKey(k)
 	st, err := f.reps.State(key)
@@ -258,19 +259,29 @@ func (f *Feeds) ReadRange(k wire.FeedKey, start, end uint64, maxBytes int) (wire
 		return wire.Range{}, fmt.Errorf("reading [%d,%d) of %s holding %d: %w", start, end, k.Short(), st.Length, crowsync.ErrNotFound)
 	}
 	end = min(end, st.Length)
-	entries, err := f.reps.Read(key, start, end)
+	entries, cleared, err := f.reps.ReadSparse(key, start, end)
 	if err != nil {
 		return wire.Range{}, fmt.Errorf("reading [%d,%d) of %s: %w", start, end, k.Short(), err)
 	}
 	size := 0
 	for i, e := range entries {
-		if i > 0 && size+len(e) > maxBytes {
+		n := len(e)
+		if e == nil {
+			n = clearedWireSize
+		}
+		if i > 0 && size+n > maxBytes {
 			entries = entries[:i]
 			break
 		}
-		size += len(e)
+		size += n
 	}
 	end = start + uint64(len(entries))
+	var wcl []wire.Cleared
+	for _, c := range cleared {
+		if c.Index < end {
+			wcl = append(wcl, wire.Cleared{Index: c.Index, Size: c.Size, Leaf: c.Hash})
+		}
+	}
 	p, err := f.reps.Proof(key, start, end, start)
 	if err != nil {
 		return wire.Range{}, fmt.Errorf("proving [%d,%d) of %s: %w", start, end, k.Short(), err)
@@ -286,12 +297,19 @@ func (f *Feeds) ReadRange(k wire.FeedKey, start, end uint64, maxBytes int) (wire
 		Start:   start,
 		Entries: entries,
 		Proof:   pb,
+		Cleared: wcl,
 	}, nil
 }
 
-// VerifyAndStore implements sync.Feeds through Replicas.Apply: nothing is
-// stored unless the proof, the signature and the extension of the held head
-// verify. Then OnStored is called and Changed signalled.
+// clearedWireSize is what a cleared entry counts against ReadRange's
+// maxBytes: its size and leaf hash.
+const clearedWireSize = 8 + feed.HashSize
+
+// VerifyAndStore implements sync.Feeds through Replicas.ApplySparse: nothing
+// is stored unless the proof, the signature and the extension of the held
+// head verify, the leaves given for cleared entries (Range.Cleared) included;
+// cleared entries are stored cleared. Then OnStored is called and Changed
+// signalled.
 func (f *Feeds) VerifyAndStore(r wire.Range) (wire.Head, error) {
 	key := feed.PublicKey(r.Head.Feed)
 	doing := fmt.Sprintf("storing [%d,%d) of %s", r.Start, r.End(), r.Head.Feed.Short())
@@ -313,7 +331,14 @@ func (f *Feeds) VerifyAndStore(r wire.Range) (wire.Head, error) {
 		return wire.Head{}, fmt.Errorf("%s: proof of [%d,%d) against head %d does not match the range: %w",
 			doing, p.Start, p.End(), p.Head.Length, crowsync.ErrRejected)
 	}
-	st, err := f.reps.Apply(&p, r.Entries)
+	var cleared []feed.Cleared
+	if len(r.Cleared) > 0 {
+		cleared = make([]feed.Cleared, len(r.Cleared))
+		for i, c := range r.Cleared {
+			cleared[i] = feed.Cleared{Index: c.Index, Size: c.Size, Hash: c.Leaf}
+		}
+	}
+	st, err := f.reps.ApplySparse(&p, r.Entries, cleared)
 	if err != nil {
 		return wire.Head{}, mapErr(doing, err)
 	}

@@ -37,8 +37,12 @@ func Encode(m Message) []byte {
 		b = appendHead(b, m.Head)
 		b = binary.BigEndian.AppendUint64(b, m.Start)
 		b = binary.BigEndian.AppendUint32(b, uint32(len(m.Entries)))
-		for _, e := range m.Entries {
-			b = appendBytes(b, e)
+		if len(m.Cleared) == 0 {
+			for _, e := range m.Entries {
+				b = appendBytes(b, e)
+			}
+		} else {
+			b = appendSparse(b, &m.Range)
 		}
 		b = appendBytes(b, m.Proof)
 	case *Error:
@@ -47,6 +51,38 @@ func Encode(m Message) []byte {
 		b = appendBytes(b, []byte(m.Message))
 	default:
 		panic(fmt.Sprintf("wire: Encode of %T", m))
+	}
+	return b
+}
+
+// Entry tags of TypeDataCleared.
+const (
+	entryData    byte = 0x00
+	entryCleared byte = 0x01
+)
+
+// appendSparse appends the entries of r, each tagged as data or cleared. It
+// panics if r.Cleared is not in index order within the range, or names an
+// entry that has data or a size of 0 (the caller builds it from a feed).
+func appendSparse(b []byte, r *Range) []byte {
+	c := r.Cleared
+	for j, e := range r.Entries {
+		i := r.Start + uint64(j)
+		if len(c) > 0 && c[0].Index == i {
+			if e != nil || c[0].Size == 0 {
+				panic(fmt.Sprintf("wire: cleared entry %d with data or of size 0", i))
+			}
+			b = append(b, entryCleared)
+			b = binary.BigEndian.AppendUint64(b, c[0].Size)
+			b = append(b, c[0].Leaf[:]...)
+			c = c[1:]
+			continue
+		}
+		b = append(b, entryData)
+		b = appendBytes(b, e)
+	}
+	if len(c) > 0 {
+		panic(fmt.Sprintf("wire: cleared entry %d outside [%d,%d) or out of order", c[0].Index, r.Start, r.End()))
 	}
 	return b
 }
@@ -104,6 +140,38 @@ func Decode(p []byte) (Message, error) {
 		}
 		r.Proof = d.bytes()
 		m = r
+	case TypeDataCleared:
+		r := &Data{ReqID: d.u64()}
+		r.Head = d.head()
+		r.Start = d.u64()
+		n := d.u32()
+		if !d.fits(n, 5) {
+			return nil, fmt.Errorf("%w: entry count %d", ErrMalformed, n)
+		}
+		r.Entries = make([][]byte, n)
+		for i := range r.Entries {
+			switch d.u8() {
+			case entryData:
+				r.Entries[i] = d.bytes()
+			case entryCleared:
+				c := Cleared{Index: r.Start + uint64(i), Size: d.u64()}
+				copy(c.Leaf[:], d.take(32))
+				if c.Size == 0 {
+					return nil, fmt.Errorf("%w: cleared entry %d of size 0", ErrMalformed, c.Index)
+				}
+				r.Cleared = append(r.Cleared, c)
+			default:
+				if !d.bad {
+					return nil, fmt.Errorf("%w: entry %d tag", ErrMalformed, i)
+				}
+			}
+		}
+		if !d.bad && len(r.Cleared) == 0 {
+			// Such a range is encoded as TypeData.
+			return nil, fmt.Errorf("%w: type 0x%02x without a cleared entry", ErrMalformed, p[1])
+		}
+		r.Proof = d.bytes()
+		m = r
 	case TypeError:
 		e := &Error{ReqID: d.u64(), Code: ErrorCode(d.u16())}
 		msg := d.bytes()
@@ -143,6 +211,13 @@ func (d *decoder) take(n int) []byte {
 // fits reports whether n items of at least min bytes each can still follow.
 func (d *decoder) fits(n uint32, min int) bool {
 	return !d.bad && uint64(n)*uint64(min) <= uint64(len(d.b))
+}
+
+func (d *decoder) u8() byte {
+	if v := d.take(1); v != nil {
+		return v[0]
+	}
+	return 0
 }
 
 func (d *decoder) u16() uint16 {

@@ -17,8 +17,31 @@
 //	Request (0x02): req_id u64, feed [32], start u64, end u64
 //	Data    (0x03): req_id u64, head, start u64, n u32, n × bytes, proof bytes
 //	Error   (0x04): req_id u64, code u16, message bytes (UTF-8, ≤ 256)
+//	DataCleared (0x05): req_id u64, head, start u64, n u32, n × entry, proof bytes
 //
-//	head = feed [32], length u64, signed bytes
+//	head  = feed [32], length u64, signed bytes
+//	entry = 0x00 bytes                 (the entry's data)
+//	      | 0x01 size u64, leaf [32]   (cleared: the entry's Merkle leaf)
+//
+// # Cleared entries
+//
+// A feed entry whose data was cleared (a forgotten memory; package feed's
+// Clear) keeps its Merkle leaf, leaf = H(0x00 ‖ uint64BE(size) ‖ data), so
+// its holder still serves the ranges around it: the Data answer is then of
+// type DataCleared, where each entry is its data or, cleared, its size and
+// leaf hash; the receiver verifies the range against the signed head with
+// the leaf in the data's place and stores the entry cleared. A cleared
+// claim whose leaf is not the entry's fails the proof: the range is
+// rejected like any tampered range. The data is never sent again by a
+// holder that cleared it; a holder that has not cleared it yet (or a
+// backup) may still have it.
+//
+// DataCleared was added to version 1 as a new type byte (the rule below):
+// Encode writes Data as type 0x03 when no entry is cleared and as 0x05 only
+// when one is, so 0x03 stays exactly as it was and a range without cleared
+// entries still reaches a peer that predates 0x05. A 0x05 payload with no
+// cleared entry, an unknown entry tag or a cleared size of 0 is malformed
+// (it would not re-encode to the same bytes).
 //
 // # Compatibility rules (frozen)
 //

@@ -14,6 +14,11 @@ const (
 	TypeRequest byte = 0x02
 	TypeData    byte = 0x03
 	TypeError   byte = 0x04
+	// TypeDataCleared is Data whose range has cleared entries (added in
+	// version 1 as a new type byte, see doc.go). Encode writes it only for
+	// such a range, so a peer that does not know it gets the type it knows
+	// for every range without a cleared entry.
+	TypeDataCleared byte = 0x05
 )
 
 // Limits enforced by the decoders.
@@ -49,11 +54,26 @@ type Head struct {
 
 // Range is a contiguous run of entries [Start, Start+len(Entries)) of one feed
 // together with the proof that ties them to Head (format owned by package feed).
+//
+// Cleared lists the entries of the range whose data the sender cleared
+// (forgotten), in index order: for each, Entries holds nil and Cleared its
+// leaf, which the receiver uses in the data's place to verify the proof. A
+// claimed leaf that is not the entry's fails verification like wrong data.
 type Range struct {
 	Head    Head
 	Start   uint64
 	Entries [][]byte
 	Proof   []byte
+	Cleared []Cleared
+}
+
+// Cleared is an entry of a Range sent without its data: its index in the
+// feed and its Merkle leaf (Size, the data's length, never 0; Leaf =
+// H(0x00 ‖ uint64BE(Size) ‖ data)).
+type Cleared struct {
+	Index uint64
+	Size  uint64
+	Leaf  [32]byte
 }
 
 // End is the index after the last entry of r.
@@ -121,5 +141,10 @@ func (c ErrorCode) String() string {
 
 func (*Heads) msgType() byte   { return TypeHeads }
 func (*Request) msgType() byte { return TypeRequest }
-func (*Data) msgType() byte    { return TypeData }
-func (*Error) msgType() byte   { return TypeError }
+func (d *Data) msgType() byte {
+	if len(d.Cleared) > 0 {
+		return TypeDataCleared
+	}
+	return TypeData
+}
+func (*Error) msgType() byte { return TypeError }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -34,6 +35,13 @@ var goldens = []struct {
 		Start: 1, Entries: [][]byte{[]byte("a"), {}}, Proof: []byte{9, 9}}},
 		"0103" + "0000000000000002" + strings.Repeat("22", 32) + "0000000000000003" + "00000001ff" +
 			"0000000000000001" + "00000002" + "0000000161" + "00000000" + "000000020909"},
+	{"data-cleared", &Data{ReqID: 4, Range: Range{
+		Head:  Head{Feed: key(0x33), Length: 4, Signed: []byte{0xee}},
+		Start: 2, Entries: [][]byte{[]byte("b"), nil, {}}, Proof: []byte{7},
+		Cleared: []Cleared{{Index: 3, Size: 5, Leaf: key(0x44)}}}},
+		"0105" + "0000000000000004" + strings.Repeat("33", 32) + "0000000000000004" + "00000001ee" +
+			"0000000000000002" + "00000003" + "00" + "0000000162" +
+			"01" + "0000000000000005" + strings.Repeat("44", 32) + "00" + "00000000" + "0000000107"},
 	{"error", &Error{ReqID: 3, Code: CodeNotFound, Message: "no"},
 		"0104" + "0000000000000003" + "0001" + "000000026e6f"},
 }
@@ -72,6 +80,26 @@ func TestDecodeErrors(t *testing.T) {
 		{"huge-count", []byte{1, TypeHeads, 0xff, 0xff, 0xff, 0xff}, ErrMalformed},
 		{"bad-utf8", Encode(&Error{ReqID: 1, Code: 1, Message: "\xff"}), ErrMalformed},
 		{"long-message", Encode(&Error{ReqID: 1, Code: 1, Message: strings.Repeat("x", MaxErrorMessage+1)}), ErrMalformed},
+	}
+	sparse := func(entries ...string) []byte { // a 0x05 body with these entry encodings
+		b, _ := hex.DecodeString("0105" + "0000000000000001" + strings.Repeat("33", 32) + "0000000000000001" + "00000000" +
+			"0000000000000000" + fmt.Sprintf("%08x", len(entries)) + strings.Join(entries, "") + "00000000")
+		return b
+	}
+	cleared := "01" + "0000000000000005" + strings.Repeat("44", 32)
+	cases = append(cases, []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"cleared-none", sparse("00" + "00000000"), ErrMalformed},
+		{"cleared-tag", sparse(cleared, "02"+"00000000"), ErrMalformed},
+		{"cleared-size-0", sparse("01" + "0000000000000000" + strings.Repeat("44", 32)), ErrMalformed},
+		{"cleared-short", sparse(cleared)[:60], ErrMalformed},
+		{"cleared-huge-count", []byte{1, TypeDataCleared, 0, 0, 0, 0, 0, 0, 0, 1}, ErrMalformed},
+	}...)
+	if _, err := Decode(sparse(cleared, "00"+"00000000")); err != nil {
+		t.Fatalf("valid 0x05: %v", err)
 	}
 	for _, c := range cases {
 		if _, err := Decode(c.in); !errors.Is(err, c.want) {
@@ -149,4 +177,23 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Data with an inconsistent Cleared list is a caller bug: Encode panics
+// rather than send a range that does not say what it carries.
+func TestEncodeBadClearedPanics(t *testing.T) {
+	for name, r := range map[string]Range{
+		"with data": {Start: 0, Entries: [][]byte{[]byte("x")}, Cleared: []Cleared{{Index: 0, Size: 1}}},
+		"outside":   {Start: 0, Entries: [][]byte{nil}, Cleared: []Cleared{{Index: 1, Size: 1}}},
+		"size 0":    {Start: 0, Entries: [][]byte{nil}, Cleared: []Cleared{{Index: 0}}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			Encode(&Data{Range: r})
+		}()
+	}
 }

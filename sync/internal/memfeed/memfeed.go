@@ -8,6 +8,10 @@
 // Proof of [s, e) against a head of length L: c(s) ‖ H(entry j) for j in [e, L).
 // A replica holding a prefix of a newer signed head keeps the entry hashes
 // past its prefix (the "tail") to prove what it holds against that head.
+//
+// It has no cleared entries (package feed's Clear): it never serves
+// Range.Cleared, and a range that has some fails its chain check (rejected).
+// The cleared path is tested over real feeds in sync/feeds.
 package memfeed
 
 import (
