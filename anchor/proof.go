@@ -169,7 +169,16 @@ func (p Prover) MemoryProof(ctx context.Context, n uint64) (MemoryProof, error) 
 	if h, err := state.ParseHash(v.EventHash); err == nil {
 		eh = h
 	}
-	rec, ok, err := ReadRecord(p.DB, MemoryRecordID(v.MemoryID))
+	rec, ok, err := ReadRecord(p.DB, VersionRecordID(n))
+	if err == nil && !ok {
+		// Records written before memories had versions are by memory id.
+		var old Record
+		if old, ok, err = ReadRecord(p.DB, MemoryRecordID(v.MemoryID)); ok && old.Number == n {
+			rec = old
+		} else {
+			ok = false
+		}
+	}
 	if err != nil {
 		return MemoryProof{}, err
 	}

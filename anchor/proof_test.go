@@ -51,6 +51,8 @@ func (h *proofHome) memory(id string, n uint64, content string) string {
 		"category": "decision", "importance": 7, "origin": "inst-test", "created_at": at, "updated_at": at})
 	eh := memory.EventHash(n, "crow", ch, at, "inst-test")
 	h.put(store.TableMemoryNumbers, id, map[string]any{"number": n, "event_hash": eh})
+	h.put(store.TableMemoryVersions, memory.VersionRowID(n), memory.Version{Number: n, MemoryID: id, Project: "crow",
+		Content: content, ContentHash: ch, Category: "decision", Importance: 7, CreatedAt: at, Origin: "inst-test", EventHash: eh})
 	return eh
 }
 
@@ -63,7 +65,7 @@ func (h *proofHome) anchor() {
 }
 
 func (h *proofHome) prover() Prover {
-	return Prover{DB: h.env.DB, Versions: TableVersions{DB: h.env.DB}, Chain: h.chain, Seed: &h.seed}
+	return Prover{DB: h.env.DB, Versions: MemoryVersions{DB: h.env.DB}, Chain: h.chain, Seed: &h.seed}
 }
 
 func (h *proofHome) proof(p Prover, n uint64) MemoryProof {
@@ -81,7 +83,7 @@ func TestWorkerSealsWithDataKeys(t *testing.T) {
 	h := newProofHome(t)
 	eh := h.memory("m1", 1, "usar badger")
 	h.anchor()
-	rec, ok, err := ReadRecord(h.env.DB, MemoryRecordID("m1"))
+	rec, ok, err := ReadRecord(h.env.DB, VersionRecordID(1))
 	if err != nil || !ok || rec.Encryption != EncryptionDataKey {
 		t.Fatalf("record = %+v %v %v", rec, ok, err)
 	}
@@ -107,7 +109,7 @@ func TestWorkerSealsWithDataKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.anchor()
-	if _, ok, _ := ReadRecord(h.env.DB, MemoryRecordID("m2")); ok {
+	if _, ok, _ := ReadRecord(h.env.DB, VersionRecordID(2)); ok {
 		t.Fatal("a shredded memory was anchored")
 	}
 }
@@ -178,13 +180,17 @@ func TestMemoryProofOldFormatAndMismatch(t *testing.T) {
 
 	h.memory("m2", 2, "original")
 	h.anchor()
-	// Edited under its number (no memory versions yet): both the event
-	// record and the decrypted content disagree with what is held.
-	at := time.Date(2026, 11, 29, 21, 0, 0, 123e6, time.UTC)
-	h.put(store.TableMemories, "m2", map[string]any{"id": "m2", "project": "crow", "content": "edited", "content_hash": memory.ContentHash("edited"),
-		"origin": "inst-test", "created_at": at})
+	// The version's stored content altered under its hashes: the content
+	// no longer hashes to its content hash, nor matches the chain's.
+	var v memory.Version
+	row, err := h.env.DB.Get(store.TableMemoryVersions, memory.VersionRowID(2))
+	if err != nil || json.Unmarshal(row.Data, &v) != nil {
+		t.Fatal(err)
+	}
+	v.Content = "edited"
+	h.put(store.TableMemoryVersions, memory.VersionRowID(2), v)
 	pr = h.proof(p, 2)
-	if pr.Status != StatusMismatch || !slices.Contains(pr.Mismatch, PartEventHash) || !slices.Contains(pr.Mismatch, PartContent) {
+	if pr.Status != StatusMismatch || !slices.Contains(pr.Mismatch, PartContentHash) {
 		t.Fatalf("edited: %+v", pr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/store"
 )
 
@@ -104,6 +105,30 @@ func (t TableVersions) Version(n uint64) (Version, error) {
 	}
 	if !found {
 		return Version{}, fmt.Errorf("%w: #%d", ErrUnknownNumber, n)
+	}
+	return v, nil
+}
+
+// MemoryVersions is the VersionSource over home's memory_versions table
+// (row id = the number; one immutable row per content version).
+type MemoryVersions struct{ DB *store.DB }
+
+// Version implements VersionSource.
+func (m MemoryVersions) Version(n uint64) (Version, error) {
+	r, err := m.DB.Get(store.TableMemoryVersions, memory.VersionRowID(n))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Deleted) {
+		return Version{}, fmt.Errorf("memory #%d: %w", n, ErrUnknownNumber)
+	} else if err != nil {
+		return Version{}, err
+	}
+	var mv memory.Version
+	if err := json.Unmarshal(r.Data, &mv); err != nil {
+		return Version{}, fmt.Errorf("decoding memory #%d: %w", n, err)
+	}
+	v := Version{Number: n, MemoryID: mv.MemoryID, EventHash: mv.EventHash, Project: mv.Project, ContentHash: mv.ContentHash,
+		Origin: mv.Origin, Content: mv.Content, Forgotten: mv.ForgottenAt != "", CreatedAt: mv.CreatedAt}
+	if row, err := m.DB.Get(store.TableMemories, mv.MemoryID); err != nil || row.Deleted {
+		v.Deleted = !v.Forgotten && err == nil
 	}
 	return v, nil
 }

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
@@ -29,8 +32,10 @@ const (
 )
 
 // Record is an anchors row: the home-written, synced record of what was
-// anchored where. Row ids: "state/<project>/<version, 20 digits>" and
-// "memory/<memory id>".
+// anchored where. Row ids: "state/<project>/<version, 20 digits>" and, per
+// memory version, "memory/<number>" (VersionRecordID). Records written
+// before memories had versions are "memory/<memory id>" (MemoryRecordID);
+// they count as the record of the number they hold.
 //
 // ProjectID, in a state record, is the keyed id home anchored the project
 // under on chain (HashHex of identity.Seed.ProjectIDHash; a conflict record
@@ -68,8 +73,12 @@ func StateRecordID(project string, version uint64) string {
 	return fmt.Sprintf("state/%s/%020d", project, version)
 }
 
-// MemoryRecordID is the anchors row id of a memory.
+// MemoryRecordID is the anchors row id of a memory in records written
+// before memories had versions (one per memory).
 func MemoryRecordID(memoryID string) string { return "memory/" + memoryID }
+
+// VersionRecordID is the anchors row id of memory version number n.
+func VersionRecordID(n uint64) string { return "memory/" + strconv.FormatUint(n, 10) }
 
 // WorkerConfig configures a Worker.
 type WorkerConfig struct {
@@ -87,7 +96,8 @@ type WorkerConfig struct {
 }
 
 // Worker anchors, on home, every state version and every numbered memory
-// not anchored yet, and records each in the anchors table (which
+// version (memory_versions: an edit is anchored as its own number) not
+// anchored yet, and records each in the anchors table (which
 // replicates, so every instance knows what is anchored). It is the only
 // writer of that table.
 type Worker struct {
@@ -167,8 +177,13 @@ func (w *Worker) load() error {
 	done := map[string]bool{}
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
 		return txn.ScanRows(store.TableAnchors, func(r *store.Row) error {
-			if !r.Deleted {
-				done[r.RowID] = true
+			if r.Deleted {
+				return nil
+			}
+			done[r.RowID] = true
+			var rec Record
+			if strings.HasPrefix(r.RowID, "memory/") && json.Unmarshal(r.Data, &rec) == nil && rec.Number != 0 {
+				done[VersionRecordID(rec.Number)] = true // a record by memory id counts for its number
 			}
 			return nil
 		})
@@ -297,36 +312,29 @@ type pendingMemory struct {
 func (w *Worker) memories(ctx context.Context) error {
 	var pending []pendingMemory
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
-		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
-			if r.Deleted || len(pending) >= w.cfg.MaxMemoriesPerRound || w.done[MemoryRecordID(r.RowID)] {
+		// Every numbered version, in number order (memory.Version rows).
+		return txn.ScanRows(store.TableMemoryVersions, func(r *store.Row) error {
+			if r.Deleted || len(pending) >= w.cfg.MaxMemoriesPerRound {
 				return nil
 			}
-			var n struct {
-				Number    uint64 `json:"number"`
-				EventHash string `json:"event_hash"`
-			}
-			if json.Unmarshal(r.Data, &n) != nil || n.Number == 0 {
+			var v memory.Version
+			if json.Unmarshal(r.Data, &v) != nil || v.Number == 0 || w.done[VersionRecordID(v.Number)] {
 				return nil
 			}
-			eh, err := state.ParseHash(n.EventHash)
+			if v.ContentHash == "" || v.ForgottenAt != "" {
+				return nil // no content held (forgotten, or a legacy number): nothing to anchor
+			}
+			eh, err := state.ParseHash(v.EventHash)
 			if err != nil {
 				return nil
 			}
-			row, err := txn.GetRow(store.TableMemories, r.RowID)
+			row, err := txn.GetRow(store.TableMemories, v.MemoryID)
 			if err != nil || row.Deleted {
 				return nil // deleted before it was anchored: nothing to anchor
 			}
-			var m struct {
-				Content    string `json:"content"`
-				Category   string `json:"category"`
-				Importance int    `json:"importance"`
-			}
-			if json.Unmarshal(row.Data, &m) != nil {
-				return nil
-			}
-			pending = append(pending, pendingMemory{id: MemoryRecordID(r.RowID), memoryID: r.RowID, number: n.Number,
-				eventHash: n.EventHash, content: m.Content, anchor: MemoryAnchor{EventHash: eh, Category: m.Category,
-					Importance: uint8(max(0, min(m.Importance, 255))), PlainLength: uint32(len(m.Content))}})
+			pending = append(pending, pendingMemory{id: VersionRecordID(v.Number), memoryID: v.MemoryID, number: v.Number,
+				eventHash: v.EventHash, content: v.Content, anchor: MemoryAnchor{EventHash: eh, Category: v.Category,
+					Importance: uint8(max(0, min(v.Importance, 255))), PlainLength: uint32(len(v.Content))}})
 			return nil
 		})
 	})

@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/crow-sync/crow/memory"
 )
@@ -87,8 +90,13 @@ var (
 	MemoryGet = define(&Def[MemoryID, memory.Memory]{
 		Spec: Spec{Name: "memory.get", Method: "GET", Path: "/v1/memory/{id}", Tool: "crow_get_memory",
 			Title: "Read a memory", Tag: "memories", Summary: "Read a memory",
-			Description: "Read one memory by id. Returns the memory, with its number and event_hash once the home instance has numbered it.",
-			Access:      Peer, ReadOnly: true},
+			Description: "Read one memory by id, or one numbered version of it by number. With an id, returns the live memory, " +
+				"with the number and event_hash of its latest version once the home instance has numbered it. With a memory " +
+				"number instead (decimal digits, such as \"12\", as cited in evidence_memory_ids; REST: GET /v1/memory/12), returns " +
+				"that exact version: a number names one immutable version, and an edit is numbered anew, so the answer has " +
+				"supersedes (the previous version's number) and superseded_by (the next one's) when they exist, and id is " +
+				"the memory's id. A version stays readable after the memory is edited or deleted.",
+			Access: Peer, ReadOnly: true},
 		Impl: (*App).memoryGet,
 	})
 	MemoryUpdate = define(&Def[MemoryUpdateIn, memory.Memory]{
@@ -150,11 +158,46 @@ func (a *App) memoryGet(ctx context.Context, in MemoryID) (memory.Memory, error)
 	if err != nil {
 		return memory.Memory{}, err
 	}
+	if n, ok := memoryNumber(in.ID); ok {
+		return memoryVersion(ctx, svc, n)
+	}
 	m, err := svc.Get(ctx, in.ID)
 	if errors.Is(err, memory.ErrNotFound) {
 		return m, memoryNotFound(in.ID, err)
 	}
 	return m, err
+}
+
+// memoryNumber reports whether id names a memory by number: all decimal
+// digits, optionally after "#" (memory ids are ULIDs, never all digits). A
+// number too large for uint64 is reported as 0, a number no memory has.
+func memoryNumber(id string) (uint64, bool) {
+	digits := strings.TrimPrefix(id, "#")
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0, true
+	}
+	return n, true
+}
+
+// memoryVersion reads the version numbered n.
+func memoryVersion(ctx context.Context, svc *memory.Service, n uint64) (memory.Memory, error) {
+	m, err := svc.GetVersion(ctx, n)
+	if !errors.Is(err, memory.ErrNotFound) {
+		return m, err
+	}
+	hi, herr := svc.HighestNumber()
+	if herr != nil {
+		return m, herr
+	}
+	held := fmt.Sprintf("highest is #%d", hi)
+	if hi == 0 {
+		held = "none is numbered here yet"
+	}
+	return m, Wrap(KindNotFound, err, fmt.Sprintf("no memory #%d (numbers are assigned by home; %s)", n, held))
 }
 
 func (a *App) memoryUpdate(ctx context.Context, in MemoryUpdateIn) (memory.Memory, error) {

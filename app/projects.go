@@ -65,7 +65,9 @@ var (
 			Description: "Read a project's newest Project State (schema 2): phase, current_focus, decisions, milestones, " +
 				"risks and the other item lists, each item with its evidence_memory_ids and evidence_root, plus state_meta " +
 				"{version, consolidated_until_event, previous_state_hash}, the state_hash, and anchor {status: pending|anchored, " +
-				"onchain_anchor_id, tx_hash, block_number}. Returns the version object.",
+				"onchain_anchor_id, tx_hash, block_number}, and stale_evidence {item id: [{number, superseded_by}]}: the cited memory " +
+				"numbers whose memory was edited since (superseded_by is the newest number; read it with crow_get_memory), " +
+				"an annotation outside the hashed state. Returns the version object.",
 			Access: Peer, ReadOnly: true},
 		Impl: (*App).projectState,
 	})

@@ -104,7 +104,7 @@ func (d *Daemon) projectID() func(string) ([32]byte, bool) {
 // the chain, the seed and the data keys; any other instance answers from
 // home's replicated anchor records (and the chain, if it reads one).
 func (d *Daemon) prover() anchor.Prover {
-	p := anchor.Prover{DB: d.db, Versions: anchor.TableVersions{DB: d.db}}
+	p := anchor.Prover{DB: d.db, Versions: anchor.MemoryVersions{DB: d.db}}
 	if mc, ok := d.chain.(anchor.MemoryChain); ok {
 		p.Chain = mc
 	}

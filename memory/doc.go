@@ -10,9 +10,12 @@
 //	 "origin","created_at","updated_at"}
 //
 // (package search indexes content, project, category, tags, importance and created_at by
-// these names). The number and event hash are not part of that row: home assigns them in the
-// home-written table memory_numbers (row id = memory id, data {"number","event_hash"}), so
-// numbering never conflicts with an edit; Service joins them on read.
+// these names). The number and event hash are not part of that row: home numbers every
+// content version of a memory in the home-written table memory_versions (row id = the
+// number, 20 digits; data Version: the version's content, hash, event hash, supersedes and
+// superseded_by) and records the memory's latest number in memory_numbers (row id = memory
+// id, data {"number","event_hash"}), so numbering never conflicts with an edit; Service joins
+// the latest number on read, and GetVersion reads a version by number (numbering.go).
 //
 // # Read-your-writes
 //

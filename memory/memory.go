@@ -55,6 +55,12 @@ type Memory struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// EventHash is set by home when it numbers the memory; nil until then.
 	EventHash *string `json:"event_hash"`
+	// Supersedes and SupersededBy are set on a version read by number (Service.GetVersion):
+	// the numbers of the memory's previous and next versions. Absent on the live memory.
+	Supersedes   *uint64 `json:"supersedes,omitempty"`
+	SupersededBy *uint64 `json:"superseded_by,omitempty"`
+	// ForgottenAt (RFC 3339) is set on a version whose content a forget erased.
+	ForgottenAt string `json:"forgotten_at,omitempty"`
 }
 
 // rowData is the memories row data (see the package doc).

@@ -17,10 +17,27 @@ import (
 	"github.com/crow-sync/crow/store"
 )
 
-// Numbering (SPEC §10): the home instance gives every memory it ingests the next number
-// (#1, #2, …) and its event hash, in the home-written table memory_numbers (row id = memory
-// id, data {"number":N,"event_hash":"0x…"}), written through the ordinary store.Writer so
-// the assignment is in home's feed and replicates to every instance.
+// Numbering (SPEC §10): the home instance numbers every content version of a memory that
+// becomes live (#1, #2, …, one total order over all memories and versions) and computes its
+// event hash. A number names one immutable version:
+//
+//   - memory_versions, row id = the number as 20 digits (VersionRowID), data Version: the
+//     version's content, content hash, project, category, importance, tags, source,
+//     created_at (when the version became live), origin, event hash, supersedes (the
+//     memory's previous number) and superseded_by (its next, set when that is numbered).
+//   - memory_numbers, row id = memory id, data {"number":N,"event_hash":"0x…"}: the memory's
+//     LATEST version, for the readers that join a live memory with its number.
+//
+// Both are written through the ordinary store.Writer, so every assignment is in home's feed
+// and replicates to every instance; numbering never touches the memories row, so it cannot
+// conflict with an edit.
+//
+// What is a version: what an event hash commits to. A memory gets a new number when its
+// live content hash or its project differs from its latest version's (the event record
+// holds both); an edit of category, importance or tags alone is not a version, and the
+// version keeps the values it had when it was numbered. A tombstone is not a version:
+// numbered versions stay readable by number after the memory is deleted (they are
+// evidence), and reviving a memory with the content of its latest version numbers nothing.
 
 // NumbererConsumer is the Numberer's name as a store queue consumer. Its position holds back
 // the pruning of the q/ queue, so an instance that is not (or no longer) home, and runs no
@@ -46,39 +63,58 @@ var ErrNumbererRunning = errors.New("a numberer is already serving this database
 var serving sync.Map
 
 // Numberer assigns memory numbers on the home instance. It follows the store's q/ change
-// queue in order, as search.Indexer does, and numbers every memory that is live and has no
-// memory_numbers row yet, in queue (arrival) order: home's own writes and the memories the
-// apply loop writes from satellites' feeds alike. Run Serve only on home.
+// queue in order, as search.Indexer does, and numbers every memory that is live and whose
+// content differs from its latest numbered version (or that has none), in queue (arrival)
+// order: home's own writes and the memories the apply loop writes from satellites' feeds
+// alike. Run Serve only on home.
 //
 // The contract, in order:
 //
 //  1. Numbers come from this one goroutine only. At start the next number is recovered as
-//     max(number in memory_numbers)+1 (every row, tombstones included), so no number is
-//     reused and none is skipped.
-//  2. An assignment is an insert of the memory_numbers row, up to numberBatch of them in one
-//     Writer.Write (all or none). An insert over any existing row, tombstone included, fails
-//     with store.ErrExists: that memory is already numbered; the Numberer recovers the next
+//     1 + the highest number in memory_versions and memory_numbers (every row, tombstones
+//     included), so no number is reused and none is skipped.
+//  2. An assignment of number N to a version of memory M is, in one Writer.Write (all or
+//     none, several assignments per Write): the insert of memory_versions N; if M has a
+//     latest version P, the update of memory_versions P setting superseded_by = N; and the
+//     upsert of memory_numbers M = {N, event hash}. Each is guarded: the insert fails over
+//     any existing row, tombstone included, P must not be superseded already, and
+//     memory_numbers M must still name P (or be absent for a first version); a failed
+//     guard is store.ErrExists: numbered under the Numberer, which recovers the next
 //     number again and re-reads. A failed Write leaves nothing; after any error the
-//     Numberer recovers step 1 and the position again before going on.
+//     Numberer recovers step 1 and the position again before going on. A Write carries at
+//     most numberBatch assignments and about numberBatchBytes of content.
 //  3. The queue position (the last q/ seq consumed) is stored as the store queue consumer
 //     "memory-numbers", after the numbers it covers are written: a crash in between makes
-//     the next start re-read entries whose memories are numbered already and skip them.
-//     Registered consumers hold back store.DB.PruneQueue, so the search indexer never
+//     the next start re-read entries whose memories' content is numbered already and skip
+//     them. Registered consumers hold back store.DB.PruneQueue, so the search indexer never
 //     prunes an entry the Numberer has not consumed.
 //  4. First start, or any time the queue has been pruned past the position (the entry
 //     after it is missing while the head is beyond it): the position is registered first
-//     (pinning the queue from then on), then the queue head H is read, then every live,
-//     unnumbered memory is numbered in row id order (ids are ULIDs: creation order), then
-//     H is stored as the position and the queue is followed from H+1. Nothing is missed:
-//     a pruned entry was committed before the registration, hence at or below H, and every
-//     table read happens after H was read, so it sees that change; every change after H is
-//     in the queue, which is no longer pruned past the position. Nothing is numbered
-//     twice: an entry seen both ways finds its memory_numbers row and is skipped.
+//     (pinning the queue from then on), then the queue head H is read, then every live
+//     memory whose content is not numbered is numbered in row id order (ids are ULIDs:
+//     creation order), then H is stored as the position and the queue is followed from
+//     H+1. Nothing is missed: a pruned entry was committed before the registration, hence
+//     at or below H, and every table read happens after H was read, so it sees that change;
+//     every change after H is in the queue, which is no longer pruned past the position.
+//     Nothing is numbered twice: an entry seen both ways finds its content numbered and is
+//     skipped.
+//
+// A version's event hash is EventHash(N, its project, its content hash, its created_at, the
+// memory's origin), created_at being the memory's created_at for the first version and its
+// updated_at (when the edit was made) for a later one.
 //
 // Deleted memories: a memory that is deleted (tombstoned) when the Numberer reaches it is
-// not numbered; if it is revived later, the revival is a new queue entry and it is numbered
-// then. A memory numbered before it is deleted keeps its memory_numbers row, so its number
-// is never reused and the total order keeps it.
+// not numbered; if it is revived later, the revival is a new queue entry and its content is
+// numbered then if it differs from its latest version. A memory numbered before it is
+// deleted keeps its memory_numbers and memory_versions rows, so its numbers are never
+// reused and stay readable.
+//
+// Legacy numbers: a memory_numbers row written before memory_versions existed has no
+// version row. When the Numberer next sees that memory live, it writes the version under
+// the same number if the live row still recomputes the stored event hash (the content was
+// not edited since), with no new number; otherwise it numbers the live content as a new
+// version that supersedes the old number, and writes for the old number a version without
+// content (number, memory id, origin, event hash, superseded_by).
 type Numberer struct {
 	// Clock times the linger after a change and the pause after an error (nil:
 	// clock.System). Set it before Serve.
@@ -235,25 +271,8 @@ func (n *Numberer) recover() error {
 	return nil
 }
 
-// maxNumber scans memory_numbers for the highest number assigned.
-func (n *Numberer) maxNumber() (uint64, error) {
-	var maxNum uint64
-	err := n.db.View(func(txn *store.Txn) error {
-		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
-			var nd struct {
-				Number uint64 `json:"number"`
-			}
-			if json.Unmarshal(r.Data, &nd) == nil {
-				maxNum = max(maxNum, nd.Number)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return 0, fmt.Errorf("reading the highest memory number: %w", err)
-	}
-	return maxNum, nil
-}
+// maxNumber returns the highest number assigned.
+func (n *Numberer) maxNumber() (uint64, error) { return HighestNumber(n.db) }
 
 func (n *Numberer) savePos() error {
 	if n.pos == n.saved {
@@ -266,13 +285,14 @@ func (n *Numberer) savePos() error {
 	return nil
 }
 
-// assignment is a memory to number, with its event record.
+// assignment is a version to number, with the memory's latest version before it.
 type assignment struct {
-	id          string
-	project     string
-	contentHash string
-	createdAt   time.Time
-	origin      string
+	v        Version // Number and EventHash unset, but when adopt
+	prev     uint64  // the memory's latest number (0: none)
+	prevHeld bool    // prev has its memory_versions row (false: a legacy number)
+	prevHash string  // prev's event hash (memory_numbers)
+	adopt    bool    // write v under prev, a legacy number whose content is unchanged
+	size     int     // about how many bytes of data the assignment writes
 }
 
 var errBatchFull = errors.New("batch full")
@@ -330,8 +350,9 @@ func (n *Numberer) readQueue() (queueRead, error) {
 	return q, nil
 }
 
-// candidateTxn returns the assignment for memory id if it is live and not numbered. row, if
-// not nil, is the memory's row as already read in txn.
+// candidateTxn returns the assignment for memory id if it is live and its content is not
+// its latest numbered version's. row, if not nil, is the memory's row as already read in
+// txn.
 func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assignment, bool, error) {
 	if row == nil {
 		var err error
@@ -346,12 +367,6 @@ func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assi
 	if row.Deleted {
 		return assignment{}, false, nil
 	}
-	switch _, err := txn.GetRow(store.TableMemoryNumbers, id); {
-	case err == nil:
-		return assignment{}, false, nil // numbered (even if that row were a tombstone)
-	case !errors.Is(err, store.ErrNotFound):
-		return assignment{}, false, err
-	}
 	var d rowData
 	if err := json.Unmarshal(row.Data, &d); err != nil {
 		// A row this build cannot read must not wedge numbering; an edit that makes it
@@ -359,37 +374,139 @@ func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assi
 		n.log.Warn("not numbering an unreadable memory", "id", id, "err", err)
 		return assignment{}, false, nil
 	}
-	return assignment{id: id, project: d.Project, contentHash: d.ContentHash,
-		createdAt: d.CreatedAt, origin: d.Origin}, true, nil
+	a := assignment{v: Version{MemoryID: id, Project: d.Project, Content: d.Content, ContentHash: d.ContentHash,
+		Category: d.Category, Importance: d.Importance, Tags: d.Tags, Source: d.Source,
+		CreatedAt: d.CreatedAt, Origin: d.Origin}}
+	a.size = len(d.Content) + 1024
+	nr, err := txn.GetRow(store.TableMemoryNumbers, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return a, true, nil // its first version
+	case err != nil:
+		return assignment{}, false, err
+	}
+	var latest numberRow
+	if err := json.Unmarshal(nr.Data, &latest); err != nil || latest.Number == 0 {
+		n.log.Warn("not numbering a memory with an unreadable number", "id", id, "err", err)
+		return assignment{}, false, nil
+	}
+	a.prev, a.prevHash = latest.Number, latest.EventHash
+	a.v.Supersedes = latest.Number
+	a.v.CreatedAt = d.UpdatedAt // an edit became live when it was made
+	if d.UpdatedAt.Before(d.CreatedAt) {
+		a.v.CreatedAt = d.CreatedAt
+	}
+	prev, err := ReadVersion(txn, latest.Number)
+	switch {
+	case err == nil:
+		if prev.ForgottenAt != "" || (prev.ContentHash == d.ContentHash && prev.Project == d.Project) {
+			return assignment{}, false, nil // numbered (or forgotten: never renumbered)
+		}
+		a.prevHeld = true
+		a.size += len(prev.Content)
+		return a, true, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return assignment{}, false, err
+	}
+	// A legacy number (see Numberer).
+	if latest.EventHash == EventHash(latest.Number, d.Project, d.ContentHash, d.CreatedAt, d.Origin) {
+		a.v.Number, a.v.EventHash, a.v.Supersedes, a.v.CreatedAt = latest.Number, latest.EventHash, 0, d.CreatedAt
+		a.adopt = true
+	}
+	return a, true, nil
 }
 
-// assign numbers as with n.next, n.next+1, … in one Writer.Write.
+// numberBatchBytes bounds the content one Writer.Write of assignments carries (each byte is
+// written twice: in the row and in the feed entry), so that it fits one transaction.
+const numberBatchBytes = 1 << 20
+
+// assign numbers as with n.next, n.next+1, …, in as few Writer.Writes as fit.
 func (n *Numberer) assign(ctx context.Context, as []assignment) error {
-	if len(as) == 0 {
-		return nil
+	for len(as) > 0 {
+		k, size := 0, 0
+		for k < len(as) && (k == 0 || size+as[k].size <= numberBatchBytes) {
+			size += as[k].size
+			k++
+		}
+		if err := n.assignOne(ctx, as[:k]); err != nil {
+			return err
+		}
+		as = as[k:]
 	}
-	muts := make([]store.Mutation, len(as))
-	for i, a := range as {
-		num := n.next + uint64(i)
-		data, err := json.Marshal(numberRow{Number: num,
-			EventHash: EventHash(num, a.project, a.contentHash, a.createdAt, a.origin)})
+	return nil
+}
+
+// assignOne writes the assignments as in one Writer.Write (contract step 2).
+func (n *Numberer) assignOne(ctx context.Context, as []assignment) error {
+	num := n.next
+	muts := make([]store.Mutation, 0, 3*len(as))
+	for _, a := range as {
+		v := a.v
+		if !a.adopt {
+			v.Number = num
+			v.EventHash = EventHash(num, v.Project, v.ContentHash, v.CreatedAt, v.Origin)
+			num++
+		}
+		data, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		muts[i] = store.Mutation{Table: store.TableMemoryNumbers, RowID: a.id, Op: store.OpInsert,
-			Data: data, Check: notNumbered}
+		muts = append(muts, store.Mutation{Table: store.TableMemoryVersions, RowID: VersionRowID(v.Number),
+			Op: store.OpInsert, Data: data, Check: notNumbered})
+		if a.adopt {
+			continue
+		}
+		if a.prev != 0 {
+			muts = append(muts, n.supersede(a, v.Number))
+		}
+		data, err = json.Marshal(numberRow{Number: v.Number, EventHash: v.EventHash})
+		if err != nil {
+			return err
+		}
+		muts = append(muts, store.Mutation{Table: store.TableMemoryNumbers, RowID: v.MemoryID, Op: store.OpPut,
+			Data: data, Check: latestIs(a.prev)})
 	}
 	if err := n.at("assign"); err != nil {
 		return err
 	}
 	if _, err := n.w.Write(ctx, muts...); err != nil {
-		return fmt.Errorf("writing numbers %d-%d: %w", n.next, n.next+uint64(len(as))-1, err)
+		return fmt.Errorf("writing numbers %d-%d: %w", n.next, num-1, err)
 	}
-	n.next += uint64(len(as))
+	n.next = num
 	return n.at("written")
 }
 
-// notNumbered refuses an insert over a memory_numbers tombstone too: once numbered, always.
+// supersede is the mutation marking a's previous version superseded by number by: an
+// update of its row (keeping every other field, known to this build or not), or, for a
+// legacy number, the insert of its version without content.
+func (n *Numberer) supersede(a assignment, by uint64) store.Mutation {
+	rowID := VersionRowID(a.prev)
+	if !a.prevHeld {
+		data, _ := json.Marshal(Version{Number: a.prev, MemoryID: a.v.MemoryID, Origin: a.v.Origin,
+			EventHash: a.prevHash, SupersededBy: by})
+		return store.Mutation{Table: store.TableMemoryVersions, RowID: rowID, Op: store.OpInsert, Data: data, Check: notNumbered}
+	}
+	return store.Mutation{Table: store.TableMemoryVersions, RowID: rowID, Op: store.OpUpdate,
+		Check: func(existing *store.Row) error {
+			var v struct {
+				SupersededBy uint64 `json:"superseded_by"`
+			}
+			if existing == nil || existing.Deleted || json.Unmarshal(existing.Data, &v) != nil || v.SupersededBy != 0 {
+				return fmt.Errorf("memory #%d is superseded already: %w", a.prev, store.ErrExists)
+			}
+			return nil
+		},
+		Transform: func(existing *store.Row) (json.RawMessage, error) {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(existing.Data, &fields); err != nil {
+				return nil, fmt.Errorf("decoding memory #%d: %w", a.prev, err)
+			}
+			fields["superseded_by"] = json.RawMessage(strconv.FormatUint(by, 10))
+			return json.Marshal(fields)
+		}}
+}
+
+// notNumbered refuses an insert over a memory_versions tombstone too: once numbered, always.
 func notNumbered(existing *store.Row) error {
 	if existing != nil {
 		return store.ErrExists
@@ -397,7 +514,25 @@ func notNumbered(existing *store.Row) error {
 	return nil
 }
 
-// numberRow is the data of a memory_numbers row.
+// latestIs checks that memory_numbers still names prev as the memory's latest number (is
+// absent, for prev 0): otherwise the memory was numbered under the Numberer.
+func latestIs(prev uint64) func(*store.Row) error {
+	return func(existing *store.Row) error {
+		if existing == nil || existing.Deleted {
+			if prev == 0 {
+				return nil
+			}
+			return fmt.Errorf("memory_numbers lost #%d: %w", prev, store.ErrExists)
+		}
+		var nr numberRow
+		if json.Unmarshal(existing.Data, &nr) != nil || nr.Number != prev {
+			return fmt.Errorf("memory numbered #%d under the numberer: %w", nr.Number, store.ErrExists)
+		}
+		return nil
+	}
+}
+
+// numberRow is the data of a memory_numbers row: the memory's latest version.
 type numberRow struct {
 	Number    uint64 `json:"number"`
 	EventHash string `json:"event_hash"`

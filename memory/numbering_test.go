@@ -211,27 +211,106 @@ func memoriesIn(t testing.TB, db *store.DB) (map[string]rowData, []string) {
 	return all, live
 }
 
-// checkNumbers checks that the numbers assigned are exactly 1..N, each once, each on an
-// existing memory with the right event hash, and returns them.
+// versionsIn returns every memory_versions row by number, checking the row ids.
+func versionsIn(t testing.TB, db *store.DB) map[uint64]Version {
+	t.Helper()
+	out := map[uint64]Version{}
+	err := db.View(func(txn *store.Txn) error {
+		return txn.ScanRows(store.TableMemoryVersions, func(r *store.Row) error {
+			var v Version
+			if err := json.Unmarshal(r.Data, &v); err != nil {
+				return err
+			}
+			if r.RowID != VersionRowID(v.Number) || r.Deleted {
+				return fmt.Errorf("version row %s (deleted %v) holds #%d", r.RowID, r.Deleted, v.Number)
+			}
+			out[v.Number] = v
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkNumbers checks that the numbers assigned are exactly 1..N, each once, each a version
+// of an existing memory with its own content hash and event hash, linked both ways to the
+// memory's previous and next versions, the first one with the memory's created_at; that
+// memory_numbers names each numbered memory's newest version; and returns memory_numbers.
 func checkNumbers(t testing.TB, db *store.DB) map[string]numberRow {
 	t.Helper()
 	nums := numbersIn(t, db)
+	vers := versionsIn(t, db)
 	mems, _ := memoriesIn(t, db)
-	seen := make([]bool, len(nums)+1)
-	for id, nr := range nums {
-		if nr.Number == 0 || nr.Number > uint64(len(nums)) || seen[nr.Number] {
-			t.Fatalf("memory %s has number %d: numbers are not exactly 1..%d once each", id, nr.Number, len(nums))
-		}
-		seen[nr.Number] = true
-		d, ok := mems[id]
+	newest := 0
+	for num := uint64(1); num <= uint64(len(vers)); num++ {
+		v, ok := vers[num]
 		if !ok {
-			t.Fatalf("number %d given to missing memory %s", nr.Number, id)
+			t.Fatalf("%d versions, but no #%d: numbers are not exactly 1..%d", len(vers), num, len(vers))
 		}
-		if want := EventHash(nr.Number, d.Project, d.ContentHash, d.CreatedAt, d.Origin); nr.EventHash != want {
-			t.Fatalf("memory %s #%d: event hash %s, want %s", id, nr.Number, nr.EventHash, want)
+		d, ok := mems[v.MemoryID]
+		if !ok {
+			t.Fatalf("#%d given to missing memory %s", num, v.MemoryID)
+		}
+		if v.Origin != d.Origin {
+			t.Fatalf("#%d: origin %s, the memory's %s", num, v.Origin, d.Origin)
+		}
+		if v.ContentHash == "" && v.SupersededBy == 0 {
+			t.Fatalf("#%d, the newest version of %s, has no content", num, v.MemoryID)
+		}
+		if v.ContentHash == "" { // a legacy number edited since: no content held
+		} else if v.ContentHash != ContentHash(v.Content) {
+			t.Fatalf("#%d: content hash %s of %q", num, v.ContentHash, v.Content)
+		} else if want := EventHash(num, v.Project, v.ContentHash, v.CreatedAt, v.Origin); v.EventHash != want {
+			t.Fatalf("#%d: event hash %s, want %s", num, v.EventHash, want)
+		} else if v.Supersedes == 0 && !v.CreatedAt.Equal(d.CreatedAt) {
+			t.Fatalf("#%d, a first version, created %v; the memory %v", num, v.CreatedAt, d.CreatedAt)
+		}
+		if p := v.Supersedes; p != 0 && (p >= num || vers[p].SupersededBy != num || vers[p].MemoryID != v.MemoryID) {
+			t.Fatalf("#%d supersedes #%d, which is %+v", num, p, vers[p])
+		}
+		if nx := v.SupersededBy; nx != 0 && (vers[nx].Supersedes != num || vers[nx].MemoryID != v.MemoryID) {
+			t.Fatalf("#%d superseded by #%d, which is %+v", num, nx, vers[nx])
+		}
+		if v.SupersededBy == 0 {
+			newest++
+			if nr := nums[v.MemoryID]; nr.Number != num || nr.EventHash != v.EventHash {
+				t.Fatalf("newest version #%d of %s, but memory_numbers has %+v", num, v.MemoryID, nr)
+			}
 		}
 	}
+	if newest != len(nums) {
+		t.Fatalf("%d newest versions, %d memory_numbers rows", newest, len(nums))
+	}
 	return nums
+}
+
+// waitCaughtUp waits until every live memory's content and project are its newest
+// version's, and checks the numbers.
+func waitCaughtUp(t testing.TB, db *store.DB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nums, vers := numbersIn(t, db), versionsIn(t, db)
+		mems, live := memoriesIn(t, db)
+		behind := ""
+		for _, id := range live {
+			v, ok := vers[nums[id].Number]
+			if !ok || v.ContentHash != mems[id].ContentHash || v.Project != mems[id].Project {
+				behind = id
+				break
+			}
+		}
+		if behind == "" {
+			checkNumbers(t, db)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("memory %s: its content is not numbered", behind)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // waitNumbered waits until want memories are numbered.
@@ -251,6 +330,16 @@ func waitNumbered(t testing.TB, db *store.DB, want int) map[string]numberRow {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// edit patches a memory through the service.
+func edit(t testing.TB, s *Service, id string, p PatchInput) Memory {
+	t.Helper()
+	m, err := s.Update(context.Background(), id, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // add adds a memory through the service.
@@ -370,9 +459,11 @@ var errCrash = errors.New("simulated crash")
 
 // TestCrashAtRandomPoints stops the numberer 20 times at random points (a hook failing at a
 // random step, assign, after-write or backfill point, or a cancel at a random time) while
-// local and replicated memories arrive and the search indexer prunes the queue; some rounds
-// start from a pruned queue without a position (backfill). After every stop the numbers are
-// exactly 1..M, and at the end exactly 1..N over all memories.
+// local and replicated memories arrive, some are edited (content twice or once, then
+// importance), and the search indexer prunes the queue; some rounds start from a pruned
+// queue without a position (backfill). After every stop the numbers are exactly 1..M, each
+// a consistent version (checkNumbers), and at the end every live memory's content is its
+// newest version's.
 func TestCrashAtRandomPoints(t *testing.T) {
 	s, env := newService(t)
 	seed := uint64(time.Now().UnixNano())
@@ -415,10 +506,18 @@ func TestCrashAtRandomPoints(t *testing.T) {
 		for g := range 4 {
 			wg.Go(func() {
 				for i := g; i < n; i += 4 {
-					if i%3 == 0 {
+					switch {
+					case i%3 == 0:
 						addReplicated(t, env.DB, "sat-1", time.Now().Add(-time.Minute), fmt.Sprint("r", round, "-", i))
-					} else {
+					case i%3 == 1:
 						add(t, s, fmt.Sprint("r", round, "-", i))
+					default: // edited: a new version (or two), then not a version
+						id := add(t, s, fmt.Sprint("r", round, "-", i)).ID
+						edit(t, s, id, PatchInput{Content: ptr(fmt.Sprint("r", round, "-", i, " edited"))})
+						if i%2 == 0 {
+							edit(t, s, id, PatchInput{Content: ptr(fmt.Sprint("r", round, "-", i, " edited again"))})
+						}
+						edit(t, s, id, PatchInput{Importance: ptr(9)})
 					}
 				}
 			})
@@ -452,7 +551,11 @@ func TestCrashAtRandomPoints(t *testing.T) {
 	t.Logf("stops by point: %v", points)
 	startNumberer(t, env, nil)
 	waitNumbered(t, env.DB, total)
+	waitCaughtUp(t, env.DB)
 	nums := checkNumbers(t, env.DB)
+	if vers := versionsIn(t, env.DB); len(vers) <= total {
+		t.Fatalf("%d versions of %d memories, some edited", len(vers), total)
+	}
 	_, live := memoriesIn(t, env.DB)
 	if len(live) != total || len(nums) != total {
 		t.Fatalf("%d live memories, %d numbers, want %d", len(live), len(nums), total)
@@ -636,8 +739,19 @@ func TestAlreadyNumberedUnderneath(t *testing.T) {
 		}
 		var err error
 		once.Do(func() {
-			_, err = env.Writer.Write(context.Background(), store.Mutation{Table: store.TableMemoryNumbers,
-				RowID: x, Op: store.OpInsert, Data: json.RawMessage(`{"number":1000,"event_hash":"0x00"}`)})
+			// As another numberer would: the version and the memory's latest number.
+			m, err1 := s.Get(context.Background(), x)
+			if err1 != nil {
+				err = err1
+				return
+			}
+			eh := EventHash(1000, m.Project, m.ContentHash, m.CreatedAt, m.Origin)
+			v, _ := json.Marshal(Version{Number: 1000, MemoryID: x, Project: m.Project, Content: m.Content,
+				ContentHash: m.ContentHash, CreatedAt: m.CreatedAt, Origin: m.Origin, EventHash: eh})
+			nr, _ := json.Marshal(numberRow{Number: 1000, EventHash: eh})
+			_, err = env.Writer.Write(context.Background(),
+				store.Mutation{Table: store.TableMemoryVersions, RowID: VersionRowID(1000), Op: store.OpInsert, Data: v},
+				store.Mutation{Table: store.TableMemoryNumbers, RowID: x, Op: store.OpInsert, Data: nr})
 		})
 		return err
 	})
@@ -753,5 +867,152 @@ func TestNumbererLingersOnItsClock(t *testing.T) {
 		if nums[id].Number != uint64(i+1) {
 			t.Errorf("memory %d got #%d", i, nums[id].Number)
 		}
+	}
+}
+
+// TestEditIsANewVersion: an edit of the content of #1 is numbered #3 (after another memory's
+// #2) with supersedes 1; #1 keeps its content, content hash and event hash and gets
+// superseded_by 3; memory_numbers and the live memory name #3; both versions read by number.
+func TestEditIsANewVersion(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	startNumberer(t, env, nil)
+	m := add(t, s, "the deploy target is staging")
+	add(t, s, "another memory")
+	waitNumbered(t, env.DB, 2)
+	v1, err := s.GetVersion(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(t, s, m.ID, PatchInput{Content: ptr("the deploy target is production")})
+	waitCaughtUp(t, env.DB)
+
+	old, err := s.GetVersion(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Content != "the deploy target is staging" || old.ContentHash != m.ContentHash ||
+		*old.EventHash != *v1.EventHash || *old.EventHash != EventHash(1, "p", m.ContentHash, m.CreatedAt, m.Origin) ||
+		old.SupersededBy == nil || *old.SupersededBy != 3 || old.Supersedes != nil || old.ID != m.ID {
+		t.Fatalf("#1 after the edit: %+v", old)
+	}
+	cur, err := s.GetVersion(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := s.Get(ctx, m.ID)
+	if cur.Content != "the deploy target is production" || cur.Supersedes == nil || *cur.Supersedes != 1 ||
+		cur.SupersededBy != nil || cur.ID != m.ID || !cur.CreatedAt.Equal(live.UpdatedAt) ||
+		*cur.EventHash != EventHash(3, "p", live.ContentHash, live.UpdatedAt, m.Origin) {
+		t.Fatalf("#3: %+v (live %+v)", cur, live)
+	}
+	if live.Number == nil || *live.Number != 3 || *live.EventHash != *cur.EventHash || live.Supersedes != nil {
+		t.Fatalf("live memory after the edit: %+v", live)
+	}
+	if _, err := s.GetVersion(ctx, 4); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("#4: %v", err)
+	}
+	if hi, err := s.HighestNumber(); err != nil || hi != 3 {
+		t.Fatalf("highest %d %v", hi, err)
+	}
+	err = env.DB.View(func(txn *store.Txn) error {
+		n, err := NewestVersion(txn, 1)
+		if err == nil && n != 3 {
+			err = fmt.Errorf("newest version of #1: #%d", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWhatIsAVersion: editing category, importance or tags is not a version (no new number;
+// the version keeps what it had); moving the memory to another project is (the event record
+// holds the project); a delete is not; the versions stay readable after it.
+func TestWhatIsAVersion(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	startNumberer(t, env, nil)
+	m := add(t, s, "use badger")
+	waitNumbered(t, env.DB, 1)
+	edit(t, s, m.ID, PatchInput{Category: ptr("decision"), Importance: ptr(9), Tags: &[]string{"db"}})
+	marker := add(t, s, "written after the non-content edit") // numbered after it: #2
+	waitNumbered(t, env.DB, 2)
+	waitCaughtUp(t, env.DB)
+	if n := numbersIn(t, env.DB); n[m.ID].Number != 1 || n[marker.ID].Number != 2 || len(versionsIn(t, env.DB)) != 2 {
+		t.Fatalf("after a non-content edit: %+v", n)
+	}
+	if v, _ := s.GetVersion(ctx, 1); v.Category != DefaultCategory || v.Importance != 5 || len(v.Tags) != 0 {
+		t.Fatalf("#1 changed by a non-content edit: %+v", v)
+	}
+	edit(t, s, m.ID, PatchInput{Project: ptr("other")})
+	waitCaughtUp(t, env.DB)
+	v3, err := s.GetVersion(ctx, 3)
+	if err != nil || v3.Project != "other" || *v3.Supersedes != 1 || v3.Category != "decision" || v3.Importance != 9 {
+		t.Fatalf("project move: %+v %v", v3, err)
+	}
+	if err := s.Delete(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	add(t, s, "after the delete")
+	waitNumbered(t, env.DB, 3)
+	waitCaughtUp(t, env.DB)
+	if len(versionsIn(t, env.DB)) != 4 {
+		t.Fatalf("a delete was numbered: %d versions", len(versionsIn(t, env.DB)))
+	}
+	for _, n := range []uint64{1, 3} {
+		if v, err := s.GetVersion(ctx, n); err != nil || v.ID != m.ID || v.Content != "use badger" {
+			t.Fatalf("#%d after the delete: %+v %v", n, v, err)
+		}
+	}
+}
+
+// TestLegacyNumbers: memory_numbers rows written before memory_versions existed. A memory
+// whose content still recomputes its event hash gets its version under the same number; one
+// edited since is numbered anew, superseding a content-less version of the old number.
+func TestLegacyNumbers(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	same := add(t, s, "unchanged since numbered")
+	edited := add(t, s, "edited since numbered")
+	for i, m := range []Memory{same, edited} {
+		num := uint64(i + 1)
+		nr, _ := json.Marshal(numberRow{Number: num, EventHash: EventHash(num, m.Project, m.ContentHash, m.CreatedAt, m.Origin)})
+		if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableMemoryNumbers, RowID: m.ID, Op: store.OpInsert, Data: nr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(t, s, edited.ID, PatchInput{Content: ptr("the new text")})
+	startNumberer(t, env, nil)
+	waitCaughtUp(t, env.DB)
+	vers := versionsIn(t, env.DB)
+	if len(vers) != 3 || vers[1].Content != same.Content || vers[1].SupersededBy != 0 ||
+		vers[2].Content != "" || vers[2].ContentHash != "" || vers[2].SupersededBy != 3 || vers[2].MemoryID != edited.ID ||
+		vers[3].Content != "the new text" || vers[3].Supersedes != 2 {
+		t.Fatalf("versions %+v", vers)
+	}
+	if n := numbersIn(t, env.DB); n[same.ID].Number != 1 || n[edited.ID].Number != 3 {
+		t.Fatalf("numbers %+v", n)
+	}
+}
+
+// TestForgottenVersion: a version whose content a forget erased reads by number with its
+// number, event hash and forgotten_at, without content.
+func TestForgottenVersion(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	v, _ := json.Marshal(map[string]any{"number": 1, "memory_id": "01M8SJB9PAW34PHA39FQ3K4EN9", "project": "p",
+		"content": "left by an older forget", "event_hash": "0xab", "forgotten_at": "2026-12-01T10:00:00Z"})
+	if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableMemoryVersions, RowID: VersionRowID(1), Op: store.OpInsert, Data: v}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetVersion(ctx, 1)
+	if err != nil || m.Content != "" || *m.Number != 1 || *m.EventHash != "0xab" || m.ForgottenAt != "2026-12-01T10:00:00Z" {
+		t.Fatalf("forgotten version %+v %v", m, err)
+	}
+	b, _ := json.Marshal(m)
+	if !bytes.Contains(b, []byte(`"forgotten_at":"2026-12-01T10:00:00Z"`)) || bytes.Contains(b, []byte("older forget")) {
+		t.Fatalf("forgotten version JSON %s", b)
 	}
 }

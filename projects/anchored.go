@@ -12,6 +12,11 @@ import (
 type State struct {
 	state.Version
 	Anchor StateAnchor `json:"anchor"`
+	// StaleEvidence flags, per item id, the cited memory numbers whose
+	// version was superseded by an edit, with the newest number: a read-time
+	// annotation, outside the hashed "state" object (LatestWithAnchor sets
+	// it; {} when none).
+	StaleEvidence StaleEvidence `json:"stale_evidence"`
 }
 
 // StateAnchor is home's record of a version's anchoring (replicated).
@@ -34,15 +39,22 @@ func WithAnchor(v *state.Version, anchors AnchorRecords) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("reading the anchoring of %s version %d: %w", v.Project, v.Version, err)
 	}
-	return State{Version: *v, Anchor: a}, nil
+	return State{Version: *v, Anchor: a, StaleEvidence: StaleEvidence{}}, nil
 }
 
 // LatestWithAnchor returns project's newest version (errors as Latest's)
-// with its anchoring record.
+// with its anchoring record and its stale evidence.
 func (s *Service) LatestWithAnchor(project string, anchors AnchorRecords) (State, error) {
 	v, err := s.Latest(project)
 	if err != nil {
 		return State{}, err
 	}
-	return WithAnchor(v, anchors)
+	st, err := WithAnchor(v, anchors)
+	if err != nil {
+		return State{}, err
+	}
+	if st.StaleEvidence, err = s.StaleEvidence(&v.State); err != nil {
+		return State{}, err
+	}
+	return st, nil
 }

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
 )
@@ -220,7 +221,9 @@ func (s *Service) Consolidate(ctx context.Context, project string, req Request) 
 	return out, nil
 }
 
-// evidenceIndex resolves memory numbers over memory_numbers and memories.
+// evidenceIndex resolves memory numbers over memory_versions (every
+// numbered version), memory_numbers (numbers given before versions were
+// kept) and memories.
 type evidenceIndex struct {
 	db      *store.DB
 	byNum   map[uint64]numbered
@@ -229,14 +232,28 @@ type evidenceIndex struct {
 
 type numbered struct {
 	memoryID  string
+	project   string // the version's ("" for a legacy number: the live row's)
 	eventHash string
 }
 
-// evidence scans memory_numbers once (numbers are home's; a consolidation
-// is rare next to writes, so no reverse index is kept).
+// evidence scans memory_versions and memory_numbers once (numbers are
+// home's; a consolidation is rare next to writes, so no reverse index is
+// kept).
 func (s *Service) evidence() (*evidenceIndex, error) {
 	ix := &evidenceIndex{db: s.db, byNum: map[uint64]numbered{}}
 	err := s.db.View(func(txn *store.Txn) error {
+		err := txn.ScanRows(store.TableMemoryVersions, func(r *store.Row) error {
+			var v memory.Version
+			if r.Deleted || json.Unmarshal(r.Data, &v) != nil || v.Number == 0 {
+				return nil
+			}
+			ix.byNum[v.Number] = numbered{memoryID: v.MemoryID, project: v.Project, eventHash: v.EventHash}
+			ix.highest = max(ix.highest, v.Number)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 		return txn.ScanRows(store.TableMemoryNumbers, func(r *store.Row) error {
 			if r.Deleted {
 				return nil
@@ -248,7 +265,9 @@ func (s *Service) evidence() (*evidenceIndex, error) {
 			if json.Unmarshal(r.Data, &d) != nil || d.Number == 0 {
 				return nil
 			}
-			ix.byNum[d.Number] = numbered{memoryID: r.RowID, eventHash: d.EventHash}
+			if _, ok := ix.byNum[d.Number]; !ok {
+				ix.byNum[d.Number] = numbered{memoryID: r.RowID, eventHash: d.EventHash}
+			}
 			ix.highest = max(ix.highest, d.Number)
 			return nil
 		})
@@ -259,8 +278,10 @@ func (s *Service) evidence() (*evidenceIndex, error) {
 	return ix, nil
 }
 
-// Lookup implements state.Evidence: a cited memory must be live; its
-// project comes from the memories row.
+// Lookup implements state.Evidence: a number names one version of a memory
+// (a superseded one may be cited: it is immutable; the state read flags it
+// as stale evidence), whose memory must be live. Its project is the
+// version's (the event hash commits to it).
 func (ix *evidenceIndex) Lookup(n uint64) (state.MemoryRef, bool) {
 	e, ok := ix.byNum[n]
 	if !ok {
@@ -270,13 +291,17 @@ func (ix *evidenceIndex) Lookup(n uint64) (state.MemoryRef, bool) {
 	if err != nil || r.Deleted {
 		return state.MemoryRef{}, false
 	}
-	var m struct {
-		Project string `json:"project"`
+	project := e.project
+	if project == "" {
+		var m struct {
+			Project string `json:"project"`
+		}
+		if json.Unmarshal(r.Data, &m) != nil {
+			return state.MemoryRef{}, false
+		}
+		project = m.Project
 	}
-	if json.Unmarshal(r.Data, &m) != nil {
-		return state.MemoryRef{}, false
-	}
-	ref := state.MemoryRef{Number: n, Project: m.Project}
+	ref := state.MemoryRef{Number: n, Project: project}
 	if h, err := state.ParseHash(e.eventHash); err == nil {
 		ref.EventHash, ref.HasEventHash = h, true
 	}

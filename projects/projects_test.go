@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +146,84 @@ func TestConsolidateStoresVersionsOnHome(t *testing.T) {
 	}
 	if v, err := sat.Latest("crow"); err != nil || v.Version != 2 {
 		t.Fatalf("a satellite cannot read the state: %v %v", v, err)
+	}
+}
+
+// TestStaleEvidence: after an edit of a cited memory is numbered, the state
+// read flags the citation with the newest number of the memory (following
+// the whole supersede chain); the stored version and its hash are unchanged,
+// and the superseded number can still be cited (it names an immutable
+// version).
+func TestStaleEvidence(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	mem := memory.NewService(env.DB, env.Writer, nil, memory.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- memory.NewNumberer(env.DB, env.Writer, slog.New(slog.DiscardHandler)).Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	a, _ := mem.Add(ctx, memory.CreateInput{Content: "deploy to staging", Project: "crow"})
+	b, _ := mem.Add(ctx, memory.CreateInput{Content: "badger is the store", Project: "crow"})
+	waitNumber := func(id string, want uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if m, err := mem.Get(ctx, id); err == nil && m.Number != nil && *m.Number == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("memory %s never got #%d", id, want)
+			}
+		}
+	}
+	waitNumber(a.ID, 1)
+	waitNumber(b.ID, 2)
+	svc := projects.New(env.DB, env.Writer, true)
+	res, err := svc.Consolidate(ctx, "crow", projects.Request{Ops: ops(t,
+		map[string]any{"op": "add_decision", "title": "Staging", "statement": "deploy to staging", "evidence_memory_ids": []uint64{1, 2}},
+		map[string]any{"op": "add_risk", "title": "Badger", "severity": "low", "evidence_memory_ids": []uint64{2}})})
+	if err != nil || res.AppliedCount != 2 {
+		t.Fatalf("consolidate: %+v %v", res, err)
+	}
+	anchors := fakeAnchors{}
+	st, err := svc.LatestWithAnchor("crow", anchors)
+	if err != nil || st.StaleEvidence == nil || len(st.StaleEvidence) != 0 {
+		t.Fatalf("before the edit: %+v %v", st.StaleEvidence, err)
+	}
+
+	two := "deploy to production"
+	if _, err := mem.Update(ctx, a.ID, memory.PatchInput{Content: &two}); err != nil {
+		t.Fatal(err)
+	}
+	waitNumber(a.ID, 3)
+	three := "deploy to production, on Fridays never"
+	if _, err := mem.Update(ctx, a.ID, memory.PatchInput{Content: &three}); err != nil {
+		t.Fatal(err)
+	}
+	waitNumber(a.ID, 4)
+	st, err = svc.LatestWithAnchor("crow", anchors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := projects.StaleEvidence{"dec_0001": {{Number: 1, SupersededBy: 4}}}
+	if got, _ := json.Marshal(st.StaleEvidence); string(got) != `{"dec_0001":[{"number":1,"superseded_by":4}]}` {
+		t.Fatalf("stale evidence %s, want %v", got, want)
+	}
+	if st.StateHash != res.StateHash || state.Verify(st.Version) != nil {
+		t.Fatalf("the annotation changed the state: %s, was %s", st.StateHash, res.StateHash)
+	}
+	doc, _ := json.Marshal(st)
+	var top struct {
+		State map[string]any `json:"state"`
+	}
+	if json.Unmarshal(doc, &top) != nil || strings.Contains(fmt.Sprint(top.State), "stale") {
+		t.Fatalf("stale evidence inside the hashed state: %s", doc)
+	}
+	// #1 still names its version: it may be cited, and is flagged.
+	res, err = svc.Consolidate(ctx, "crow", projects.Request{Ops: ops(t,
+		map[string]any{"op": "add_milestone", "title": "Old text", "evidence_memory_ids": []uint64{1, 3}})})
+	if err != nil || res.AppliedCount != 1 {
+		t.Fatalf("citing a superseded number: %+v %v", res, err)
+	}
+	if st, _ = svc.LatestWithAnchor("crow", anchors); len(st.StaleEvidence["mil_0001"]) != 2 {
+		t.Fatalf("stale evidence %+v", st.StaleEvidence)
 	}
 }

@@ -19,6 +19,11 @@ const (
 	// (data: {"number":N,"event_hash":"…"}). Kept apart from memories so numbering never
 	// races a satellite's edit of the memory.
 	TableMemoryNumbers = "memory_numbers"
+	// TableMemoryVersions holds every numbered content version of a memory (row id = the
+	// number as 20 decimal digits; data: package memory's Version). A version's content,
+	// content hash and event hash never change; superseded_by is set once, when the next
+	// version of the same memory is numbered.
+	TableMemoryVersions = "memory_versions"
 	// TableStateVersions holds Project State versions.
 	TableStateVersions = "state_versions"
 	// TableAnchors holds anchoring status of memories and state versions.
@@ -43,6 +48,7 @@ var tableSingular = map[string]string{
 	TableCrowInstances:   "crow_instance",
 	TableCrowContext:     "crow_context",
 	TableMemoryNumbers:   "memory_number",
+	TableMemoryVersions:  "memory_version",
 	TableStateVersions:   "state_version",
 	TableAnchors:         "anchor",
 	TableCrowRevocations: "crow_revocation",
@@ -53,7 +59,7 @@ var tableSingular = map[string]string{
 func Tables() []string {
 	return []string{TableMemories, TableProjects, TableSources, TableNotes, TableBlogPosts,
 		TableContacts, TableSettings, TableCrowInstances, TableCrowContext, TableMemoryNumbers,
-		TableStateVersions, TableAnchors, TableCrowRevocations, TableSyncConflicts}
+		TableMemoryVersions, TableStateVersions, TableAnchors, TableCrowRevocations, TableSyncConflicts}
 }
 
 // ValidTable reports whether name is a known table.

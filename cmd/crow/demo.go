@@ -364,28 +364,31 @@ func (d *demo) run(ctx context.Context) error {
 	v := ver.Versions[0]
 	d.detail("version %d: anchor #%d in block %d of chain %d, contract %s", v.Version, v.AnchorID, v.BlockNumber, ver.Chain.ChainID, ver.Chain.Contract)
 	d.detail("on-chain hash %s matches: %v (the chain knows the project only as %s…)", v.OnchainStateHash, v.Match, ver.ProjectID[:18])
-	var anchored int
+	var anchored, versions int
 	err = d.until(ctx, "the memories' event hashes on chain", func() (bool, error) {
 		rows, err := client.Do(ctx, vps.c, app.TablesRows, app.RowsIn{Table: store.TableAnchors, Limit: 1000})
 		if err != nil {
 			return false, err
 		}
-		anchored = 0
+		memories := map[string]bool{} // a memory edited has a version (a number) per edit
+		versions = 0
 		for _, r := range rows.Rows {
 			var rec anchor.Record
 			if err := json.Unmarshal(r.Data, &rec); err != nil {
 				return false, fmt.Errorf("reading anchor record %s: %w", r.RowID, err)
 			}
 			if rec.Kind == anchor.RecordMemory && rec.Status == anchor.StatusAnchored {
-				anchored++
+				memories[rec.MemoryID] = true
+				versions++
 			}
 		}
+		anchored = len(memories)
 		return anchored == 5, nil
 	})
 	if err != nil {
 		return err
 	}
-	d.detail("the %d memories' event hashes are on chain too, content encrypted; the vps sees the anchor records replicated from home", anchored)
+	d.detail("the %d memories' event hashes are on chain too (%d numbered versions: an edit is numbered anew), content encrypted; the vps sees the anchor records replicated from home", anchored, versions)
 
 	d.say("The vps is stolen: revoke it on home (a root-signed revocation that replicates)")
 	if _, err := client.Do(ctx, homeNode.c, app.InstancesRevoke, app.InstanceID{ID: vps.id}); err != nil {

@@ -28,7 +28,18 @@ func memoryLine(m memory.Memory) string {
 	if len(content) > 80 {
 		content = content[:77] + "..."
 	}
-	return fmt.Sprintf("%s  %-5s %-12s %-10s imp=%d  %s", m.ID, num, m.Project, m.Category, m.Importance, content)
+	line := fmt.Sprintf("%s  %-5s %-12s %-10s imp=%d  %s", m.ID, num, m.Project, m.Category, m.Importance, content)
+	// A version read by number names its neighbours.
+	if m.Supersedes != nil {
+		line += fmt.Sprintf("  (supersedes #%d)", *m.Supersedes)
+	}
+	if m.SupersededBy != nil {
+		line += fmt.Sprintf("  (superseded by #%d)", *m.SupersededBy)
+	}
+	if m.ForgottenAt != "" {
+		line += "  (forgotten " + m.ForgottenAt + ")"
+	}
+	return line
 }
 
 func runMemory(ctx context.Context, g *globals, args []string) error {
@@ -85,7 +96,7 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		return printMemory(g, m, printed, err)
 	case "get":
 		if len(pos) != 1 {
-			return usagef("usage: crow memory get ID")
+			return usagef("usage: crow memory get ID|N  (N: a memory number, for that exact version)")
 		}
 		m, printed, err := call(ctx, g, c, app.MemoryGet, app.MemoryID{ID: pos[0]})
 		return printMemory(g, m, printed, err)

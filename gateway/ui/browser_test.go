@@ -171,6 +171,7 @@ func newFakeAPI() *fakeAPI {
 				"metrics":    []any{},
 				"state_meta": map[string]any{"version": 2, "consolidated_until_event": 5, "previous_state_hash": hashV1},
 			},
+			"stale_evidence": map[string]any{"mil_0001": []map[string]any{{"number": 3, "superseded_by": 9}}},
 		}},
 		verifies: map[string]any{
 			"alpha": map[string]any{"project": "alpha", "project_id": projectID,
@@ -644,6 +645,9 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 	s.Check("markup in a decision and a risk is text",
 		`document.querySelector('#state-decisions tr[data-id="dec_0002"] [data-field="statement"]').textContent === `+uitest.JS(xss)+
 			` && document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="title"]').textContent === `+uitest.JS("Chain outage "+xss))
+	s.Check("the milestone's superseded evidence is flagged, no other item's",
+		`(r => r.dataset.stale === 'true' && r.querySelector('[data-field="evidence_memory_ids"] [data-field="stale_evidence"]').textContent === 'stale evidence: #3 \u2192 #9')(document.querySelector('#state-milestones tr[data-id="mil_0001"]'))`+
+			` && document.querySelectorAll('#state-lists [data-field="stale_evidence"]').length === 1 && document.querySelectorAll('#state-lists tr[data-stale]').length === 1`)
 	s.Check("the risk's severity", `document.querySelector('#state-risks tr[data-id="risk_0001"] [data-field="severity"] .badge').textContent === 'high'`)
 	s.Check("every non-empty list is a table, empty ones are not shown",
 		`[...document.querySelectorAll('#state-lists table')].map(t => t.id).join() === 'state-decisions,state-milestones,state-risks,state-vocabulary'`+

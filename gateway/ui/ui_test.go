@@ -227,7 +227,7 @@ func TestTableFilter(t *testing.T) {
 			got = append(got, m[1])
 		}
 	}
-	noConflicts := []string{store.TableCrowContext, store.TableMemoryNumbers, store.TableStateVersions, store.TableAnchors, store.TableCrowRevocations, store.TableSyncConflicts}
+	noConflicts := []string{store.TableCrowContext, store.TableMemoryNumbers, store.TableMemoryVersions, store.TableStateVersions, store.TableAnchors, store.TableCrowRevocations, store.TableSyncConflicts}
 	var want []string
 	for _, tb := range store.Tables() {
 		if !slices.Contains(noConflicts, tb) {

@@ -1069,9 +1069,21 @@
     return el('td', { data: { field: k } }, content);
   }
 
+  // staleNote is the flag of an item whose evidence was superseded: the
+  // state read's stale_evidence entries of the item, [{number,
+  // superseded_by}], as "stale evidence: #12 → #57"; null when none.
+  function staleNote(refs) {
+    refs = arr(refs).filter(isObject);
+    if (refs.length === 0) return null;
+    return el('div', { class: 'stale', data: { field: 'stale_evidence' } }, 'stale evidence: ' + refs.map(function (r) {
+      return '#' + str(r.number) + ' \u2192 #' + str(r.superseded_by);
+    }).join(', '));
+  }
+
   // stateTable renders one list of the state as a table of its items'
-  // fields (the union of the fields of every item).
-  function stateTable(key, items) {
+  // fields (the union of the fields of every item); stale maps an item id to
+  // its stale evidence (the state read's stale_evidence, outside the state).
+  function stateTable(key, items, stale) {
     var cols = [];
     items.forEach(function (it) {
       if (isObject(it)) Object.keys(it).forEach(function (c) { if (cols.indexOf(c) < 0) cols.push(c); });
@@ -1086,8 +1098,13 @@
         body.appendChild(el('tr', null, el('td', { colspan: Math.max(cols.length, 1) }, cellText('', it) || '—')));
         return;
       }
-      var tr = el('tr', { data: { id: str(it.id) } });
-      cols.forEach(function (c) { tr.appendChild(cellNode(c, it[c])); });
+      var note = staleNote(stale[str(it.id)]);
+      var tr = el('tr', { data: note ? { id: str(it.id), stale: 'true' } : { id: str(it.id) } });
+      cols.forEach(function (c) {
+        var td = cellNode(c, it[c]);
+        if (note && c === 'evidence_memory_ids') td.appendChild(note);
+        tr.appendChild(td);
+      });
       body.appendChild(tr);
     });
     return el('section', { class: 'state-list', data: { list: key } },
@@ -1122,7 +1139,7 @@
     var sections = [];
     keys.forEach(function (k) {
       var items = arr(st[k]);
-      if (items.length > 0) sections.push(stateTable(k, items));
+      if (items.length > 0) sections.push(stateTable(k, items, obj(v.stale_evidence)));
     });
     var box = $('state-lists');
     box.replaceChildren.apply(box, sections);
