@@ -30,6 +30,8 @@ type Memory struct {
 	Forgotten bool
 	// Record is the memory_numbers row of the memory (nil: none).
 	Record *NumberRecord
+	// Anchor is home's anchors record of this version (nil: none yet).
+	Anchor *anchor.Record
 	// Bad says why the stored row could not be read ("" if it could).
 	Bad string
 }
@@ -73,8 +75,6 @@ type Source interface {
 	StateVersions(ctx context.Context, project string, fn func(StateRow) error) error
 	// CountStates is how many versions StateVersions visits for project ("": all).
 	CountStates(ctx context.Context, project string) (uint64, error)
-	// MemoryAnchor returns home's anchors record of m (ok false: none yet).
-	MemoryAnchor(ctx context.Context, m Memory) (rec anchor.Record, ok bool, err error)
 }
 
 // StateAnchors checks a project's state versions against the chain:

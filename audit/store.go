@@ -126,7 +126,7 @@ func (s *StoreSource) Memories(ctx context.Context, project, after string, limit
 			if err != nil {
 				return "", err
 			}
-			ms, err := s.rowsMemories(rows)
+			ms, err := s.rowsMemories(cur, rows)
 			if err != nil {
 				return "", err
 			}
@@ -185,32 +185,83 @@ func (s *StoreSource) Memories(ctx context.Context, project, after string, limit
 	}
 }
 
-// rowsMemories reads rows' memories and their memory_numbers records.
-func (s *StoreSource) rowsMemories(rows []store.Row) ([]Memory, error) {
+// rowsMemories reads rows' memories and their memory_numbers records (rows
+// are in row id order, and so are the records: one range read, no point
+// reads).
+func (s *StoreSource) rowsMemories(after string, rows []store.Row) ([]Memory, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	last := rows[len(rows)-1].RowID
+	recs, err := s.numberRange(after, last)
+	if err != nil {
+		return nil, err
+	}
+	anchors := map[string]*anchor.Record{}
+	prefix := anchor.MemoryRecordID("")
+	err = scanRange(s.DB, store.TableAnchors, prefix, after, last, func(r *store.Row) {
+		var rec anchor.Record
+		if !r.Deleted && json.Unmarshal(r.Data, &rec) == nil {
+			anchors[strings.TrimPrefix(r.RowID, prefix)] = &rec
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading anchor records: %w", err)
+	}
 	out := make([]Memory, len(rows))
-	err := s.DB.View(func(txn *store.Txn) error {
-		for i := range rows {
-			r := &rows[i]
-			m := Memory{ID: r.RowID, Deleted: r.Deleted, Row: s.Versions}
-			var d memoryRow
-			if err := json.Unmarshal(r.Data, &d); err != nil {
-				m.Bad = "the row does not decode: " + err.Error()
-			}
-			m.Project, m.Content, m.ContentHash, m.Origin = d.Project, d.Content, d.ContentHash, d.Origin
-			m.CreatedAt, m.UpdatedAt, m.Forgotten = d.CreatedAt, d.UpdatedAt, forgotten(d.ForgottenAt)
-			rec, err := numberRecord(txn, r.RowID)
-			if err != nil {
-				return err
-			}
+	for i := range rows {
+		r := &rows[i]
+		m := Memory{ID: r.RowID, Deleted: r.Deleted, Row: s.Versions}
+		var d memoryRow
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			m.Bad = "the row does not decode: " + err.Error()
+		}
+		m.Project, m.Content, m.ContentHash, m.Origin = d.Project, d.Content, d.ContentHash, d.Origin
+		m.CreatedAt, m.UpdatedAt, m.Forgotten = d.CreatedAt, d.UpdatedAt, forgotten(d.ForgottenAt)
+		m.Anchor = anchors[r.RowID]
+		if rec, ok := recs[r.RowID]; ok {
 			m.Record = rec
-			if rec != nil && !s.Versions {
+			if !s.Versions {
 				m.Number, m.EventHash = rec.Number, rec.EventHash
 			}
-			out[i] = m
 		}
-		return nil
+		out[i] = m
+	}
+	return out, nil
+}
+
+// numberRange reads the memory_numbers records of the memory ids after
+// after, up to last.
+func (s *StoreSource) numberRange(after, last string) (map[string]*NumberRecord, error) {
+	out := map[string]*NumberRecord{}
+	err := scanRange(s.DB, store.TableMemoryNumbers, "", after, last, func(r *store.Row) {
+		var n numberRow
+		_ = json.Unmarshal(r.Data, &n) // a bad record has number 0: the numbering check names it
+		out[r.RowID] = &NumberRecord{Number: n.Number, MemoryID: r.RowID, EventHash: n.EventHash}
 	})
 	return out, err
+}
+
+// scanRange calls fn for the rows of table with ids after prefix+after, up
+// to prefix+last (tombstones included), in order.
+func scanRange(db *store.DB, table, prefix, after, last string, fn func(*store.Row)) error {
+	cur, hi := prefix+after, prefix+last
+	for {
+		rows, next, err := db.List(table, store.ListOptions{After: cur, Limit: listPage, IncludeDeleted: true})
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			if rows[i].RowID > hi {
+				return nil
+			}
+			fn(&rows[i])
+		}
+		if next == "" {
+			return nil
+		}
+		cur = next
+	}
 }
 
 // versionMemories reads memory_versions rows, each with its memory's memory_numbers record.
@@ -235,6 +286,9 @@ func (s *StoreSource) versionMemories(rows []store.Row) ([]Memory, error) {
 					return err
 				}
 				m.Record = rec
+				if m.Anchor, err = versionAnchor(s.DB, m); err != nil {
+					return err
+				}
 			}
 			out[i] = m
 		}
@@ -368,17 +422,14 @@ func (s *StoreSource) CountStates(ctx context.Context, project string) (uint64, 
 	})
 }
 
-// MemoryAnchor implements Source: the anchors row memory/<memory id>. With
-// Versions, a record of another number is not this version's (pending).
-func (s *StoreSource) MemoryAnchor(ctx context.Context, m Memory) (anchor.Record, bool, error) {
-	rec, ok, err := anchor.ReadRecord(s.DB, anchor.MemoryRecordID(m.ID))
-	if err != nil || !ok {
-		return rec, ok, err
+// versionAnchor reads the anchors row memory/<memory id> of a version: a
+// record of another number is not this version's (nil: pending).
+func versionAnchor(db *store.DB, m Memory) (*anchor.Record, error) {
+	rec, ok, err := anchor.ReadRecord(db, anchor.MemoryRecordID(m.ID))
+	if err != nil || !ok || (rec.Number != 0 && rec.Number != m.Number) {
+		return nil, err
 	}
-	if s.Versions && rec.Number != 0 && rec.Number != m.Number {
-		return anchor.Record{}, false, nil
-	}
-	return rec, true, nil
+	return &rec, nil
 }
 
 var _ Source = (*StoreSource)(nil)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/audit"
 	"github.com/crow-sync/crow/memory"
 )
@@ -41,9 +40,6 @@ func (s versionsSource) StateVersions(context.Context, string, func(audit.StateR
 	return nil
 }
 func (s versionsSource) CountStates(context.Context, string) (uint64, error) { return 0, nil }
-func (s versionsSource) MemoryAnchor(context.Context, audit.Memory) (anchor.Record, bool, error) {
-	return anchor.Record{}, false, nil
-}
 
 func version(id string, n uint64, content string) audit.Memory {
 	at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
