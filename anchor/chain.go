@@ -45,6 +45,10 @@ type MemoryReader interface {
 	// MemoryEvents returns the MemoryAnchored events for eventHash, oldest
 	// first, searching blocks fromBlock..latest.
 	MemoryEvents(ctx context.Context, eventHash [32]byte, fromBlock uint64) ([]MemoryEvent, error)
+	// MemoryEventsBetween returns every MemoryAnchored event of blocks
+	// fromBlock..toBlock (inclusive), in chain order: one log query for all
+	// the memories anchored there (the audit reads a block once).
+	MemoryEventsBetween(ctx context.Context, fromBlock, toBlock uint64) ([]MemoryEvent, error)
 }
 
 // StateAnchor is one Project State version to anchor.

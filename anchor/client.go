@@ -340,10 +340,22 @@ func (c *client) findEvent(ctx context.Context, id, at uint64) (location, error)
 }
 
 func (c *client) MemoryEvents(ctx context.Context, eventHash [32]byte, fromBlock uint64) ([]MemoryEvent, error) {
+	return c.memoryEvents(&bind.FilterOpts{Start: fromBlock, Context: ctx}, [][32]byte{eventHash})
+}
+
+func (c *client) MemoryEventsBetween(ctx context.Context, fromBlock, toBlock uint64) ([]MemoryEvent, error) {
+	if toBlock < fromBlock {
+		return nil, fmt.Errorf("%w: block range %d-%d", ErrInvalid, fromBlock, toBlock)
+	}
+	return c.memoryEvents(&bind.FilterOpts{Start: fromBlock, End: &toBlock, Context: ctx}, nil)
+}
+
+// memoryEvents reads the MemoryAnchored events opts selects (of hashes; nil: any).
+func (c *client) memoryEvents(opts *bind.FilterOpts, hashes [][32]byte) ([]MemoryEvent, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	it, err := c.contract.FilterMemoryAnchored(&bind.FilterOpts{Start: fromBlock, Context: ctx}, [][32]byte{eventHash})
+	it, err := c.contract.FilterMemoryAnchored(opts, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("filtering memory events: %w", err)
 	}

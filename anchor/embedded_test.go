@@ -244,6 +244,16 @@ func TestEmbeddedMemories(t *testing.T) {
 	if bytes.Contains(ev.EncryptedContent, []byte("RLS")) {
 		t.Error("plaintext visible in the event")
 	}
+	// Every event of the block, in order, in one query.
+	inBlock, err := e.MemoryEventsBetween(ctx, r.Block, r.Block)
+	if err != nil || len(inBlock) != len(ms) {
+		t.Fatalf("MemoryEventsBetween(%d, %d): %d events, %v; want %d", r.Block, r.Block, len(inBlock), err, len(ms))
+	}
+	for i, ev := range inBlock {
+		if ev.EventHash != ms[i].EventHash || ev.TxHash != r.TxHash {
+			t.Errorf("event %d of the block: %x in %s, want %x in %s", i, ev.EventHash, ev.TxHash, ms[i].EventHash, r.TxHash)
+		}
+	}
 	// Every event of the transaction is there, in order.
 	rc, err := e.ec.TransactionReceipt(ctx, [32]byte(mustHex(t, r.TxHash[2:])))
 	if err != nil {

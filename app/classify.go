@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/audit"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/memory"
@@ -56,6 +57,9 @@ var domainKinds = []struct {
 	{projects.ErrHomeUnreachable, KindUpstream},
 
 	{anchor.ErrChainUnreadable, KindUpstream},
+
+	{audit.ErrBadCursor, KindInvalid},
+	{audit.ErrUnknownProject, KindNotFound},
 
 	{federation.ErrBadScope, KindInvalid},
 	{federation.ErrNoFederation, KindInvalid},

@@ -37,6 +37,7 @@ var intendedTools = map[string]effect{
 	"crow_instance_summaries":           readOnly,
 	"get_project_state":                 readOnly,
 	"update_project_state":              additive, // a new state version; the old ones stay
+	"crow_audit":                        readOnly,
 }
 
 // TestToolAnnotationsTellTheTruth walks the tools both endpoints list and
