@@ -422,9 +422,16 @@ func (s *StoreSource) CountStates(ctx context.Context, project string) (uint64, 
 	})
 }
 
-// versionAnchor reads the anchors row memory/<memory id> of a version: a
-// record of another number is not this version's (nil: pending).
+// versionAnchor reads the anchors row of a version: memory/<number>, or,
+// for records written before memories had versions, memory/<memory id> —
+// a record of another number is not this version's (nil: pending).
 func versionAnchor(db *store.DB, m Memory) (*anchor.Record, error) {
+	if rec, ok, err := anchor.ReadRecord(db, anchor.VersionRecordID(m.Number)); err != nil || ok {
+		if !ok {
+			return nil, err
+		}
+		return &rec, nil
+	}
 	rec, ok, err := anchor.ReadRecord(db, anchor.MemoryRecordID(m.ID))
 	if err != nil || !ok || (rec.Number != 0 && rec.Number != m.Number) {
 		return nil, err
