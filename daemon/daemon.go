@@ -60,6 +60,10 @@ type Deps struct {
 	Chain func(ctx context.Context, log *slog.Logger) (anchor.Chain, error)
 	// Getenv reads the test-hook variables (default os.Getenv).
 	Getenv func(string) string
+	// NoNumbering: home runs no Numberer. For tests that pin which of two
+	// concurrent versions wins: the Numberer's writes advance home's
+	// Lamport clock at times that depend on scheduling.
+	NoNumbering bool
 }
 
 // TransportConfig is what a sync transport is opened with.
@@ -196,7 +200,7 @@ func (d *Daemon) build(deps Deps) error {
 	if err := d.buildReplication(deps.Transport); err != nil {
 		return err
 	}
-	return d.buildEdges(deps.Chain)
+	return d.buildEdges(deps.Chain, deps.NoNumbering)
 }
 
 // onClose registers f to run when the daemon closes (last registered, first

@@ -17,7 +17,7 @@ import (
 )
 
 // buildEdges is stage 4: federation, the chain and anchoring, the gateway.
-func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger) (anchor.Chain, error)) error {
+func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger) (anchor.Chain, error), noNumbering bool) error {
 	d.fed = federation.NewClient(federation.ClientConfig{
 		Self: d.h.InstanceID, SelfName: d.h.Name,
 		Tokens: federation.NewTokenSource(d.h.InstanceID, d.h.InstanceKey(), d.clk),
@@ -45,7 +45,9 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 		}
 		// Home numbers memories (SPEC §10): one total order for every
 		// instance, replicated through the home-written memory_numbers table.
-		d.homeOnly = append(d.homeOnly, service{"numbering", d.numberer().Serve})
+		if !noNumbering {
+			d.homeOnly = append(d.homeOnly, service{"numbering", d.numberer().Serve})
+		}
 	}
 
 	d.ln, err = net.Listen("tcp", d.cfg.Settings.Listen)

@@ -52,6 +52,9 @@ type Options struct {
 	// timestamps are ordered by instance id, so a scenario that prints
 	// which version won needs them fixed.
 	InstanceIDs []string
+	// NoNumbering: home numbers no memory (see daemon.Deps.NoNumbering);
+	// scenarios that print which concurrent version won set it.
+	NoNumbering bool
 }
 
 // Node is one daemon of the cluster.
@@ -229,11 +232,12 @@ func (c *Cluster) start(name, dir string) *Node {
 	settings.SyncListen = "/ip4/127.0.0.1/tcp/0"
 	log := slog.New(slog.NewTextHandler(nd.log, &slog.HandlerOptions{Level: c.opts.LogLevel})).With("instance", name)
 	d, err := daemon.New(daemon.Config{Home: h, Settings: settings, Version: "cluster"}, daemon.Deps{
-		Logger:    log,
-		Clock:     c.opts.Clock,
-		Transport: c.transport(nd),
-		Chain:     noChain,
-		Getenv:    func(string) string { return "" },
+		Logger:      log,
+		Clock:       c.opts.Clock,
+		Transport:   c.transport(nd),
+		Chain:       noChain,
+		Getenv:      func(string) string { return "" },
+		NoNumbering: c.opts.NoNumbering,
 	})
 	if err != nil {
 		t.Fatalf("cluster: building %s: %v", name, err)

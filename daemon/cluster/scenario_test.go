@@ -226,13 +226,46 @@ func (s *scenario) start(a args) error {
 	for i := range s.names {
 		ids = append(ids, fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1))
 	}
-	s.c = cluster.New(s.t, len(s.names), cluster.Options{Names: s.names, InstanceIDs: ids, Timeout: wait})
+	s.c = cluster.New(s.t, len(s.names), cluster.Options{Names: s.names, InstanceIDs: ids, Timeout: wait, NoNumbering: true})
 	var pairs []string
 	for i, n := range s.c.Nodes {
 		pairs = append(pairs, ids[i], n.Name)
 	}
 	s.norm = strings.NewReplacer(pairs...)
-	return s.sync(s.names) // the registry rows of the start, settled
+	if err := s.sync(s.names); err != nil { // the registry rows of the start, settled
+		return err
+	}
+	return s.levelLamport()
+}
+
+// levelLamport sets every node's Lamport clock to one value above the
+// highest: how many registry entries each node applied during the start,
+// and in which order, depends on scheduling, and a scenario pins which of
+// two concurrent versions wins (the higher Lamport, then the higher
+// instance id). From a level start, the steps alone decide.
+func (s *scenario) levelLamport() error {
+	var top uint64
+	for _, n := range s.c.Nodes {
+		if err := n.DB().View(func(txn *store.Txn) error {
+			l, err := txn.Lamport()
+			top = max(top, l)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	for _, n := range s.c.Nodes {
+		cx, cancel := ctx()
+		err := n.DB().Update(cx, func(txn *store.Txn) error {
+			_, err := txn.ObserveLamport(top)
+			return err
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // normalise replaces instance and memory ids by names.
