@@ -154,4 +154,3 @@ func setRaw(t *Txn, key, val []byte) error {
 	}
 	return nil
 }
-

@@ -53,8 +53,8 @@ type DB struct {
 	// queueCh is closed (and replaced) when queueHead advances.
 	queueCh chan struct{}
 
-	dir       string       // the database's directory ("" in memory)
-	compactMu sync.Mutex   // serialises Compact
+	dir       string     // the database's directory ("" in memory)
+	compactMu sync.Mutex // serialises Compact
 	// gate holds commits back while Compact flushes the memtables (badger would fail
 	// them): commits and write batches hold it shared, Compact exclusively.
 	gate sync.RWMutex
