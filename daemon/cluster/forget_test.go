@@ -138,6 +138,13 @@ func TestForgetErasesEveryCopy(t *testing.T) {
 			t.Fatalf("%s: GET by id = %d %+v %v", n.Name, st, e, err)
 		}
 	}
+	var row struct {
+		Data map[string]any `json:"data"`
+	}
+	b.MustDo(200, "GET", "/v1/tables/memories/rows/"+m.ID+"?deleted=true", nil, &row)
+	if len(row.Data) != 2 || row.Data["id"] != m.ID || row.Data["forgotten_at"] != f.ForgottenAt {
+		t.Fatalf("the tombstone's data: %v", row.Data)
+	}
 	checkVersions := func(n *cluster.Node) bool {
 		for _, num := range []string{"1", "2"} {
 			var v numbered
