@@ -155,7 +155,7 @@ func setup(t *testing.T, in *instance, n int, secret string) string {
 	wg.Wait()
 	waitFor(t, "every memory numbered", func() bool { hi, _ := memory.HighestNumber(in.db); return hi == uint64(n+2) })
 	head, _ := in.db.QueueHead()
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := in.ix.WaitFor(wctx, head); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func ptr[T any](v T) *T { return &v }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
