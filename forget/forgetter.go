@@ -71,6 +71,11 @@ type Forgetter struct {
 	pending map[string]bool   // forgotten ids whose erasure is not complete
 	dirty   bool              // an erasure since the last compaction
 	lastErs time.Time         // the last erasure
+	// scanned is, per feed, the next entry index to scan (loaded lazily); saved is what
+	// n/forget/feed/ holds. A lost position only makes a restart scan again (clearing is
+	// idempotent), so it is saved when a scan cleared something, every savePosEvery
+	// entries, and when Serve returns: not once per write.
+	scanned, saved map[feed.PublicKey]uint64
 
 	forgotten, cleared, redacted, compactions atomic.Uint64
 	lastCompact, lastScan                     atomic.Int64
@@ -92,7 +97,8 @@ func New(o Options) (*Forgetter, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Forgetter{o: o, log: o.Logger.With("component", "forget"), clk: clock.Or(o.Clock), wake: make(chan struct{}, 1)}, nil
+	return &Forgetter{o: o, log: o.Logger.With("component", "forget"), clk: clock.Or(o.Clock), wake: make(chan struct{}, 1),
+		scanned: map[feed.PublicKey]uint64{}, saved: map[feed.PublicKey]uint64{}}, nil
 }
 
 // Notify tells the Forgetter a replica grew (new entries may carry forgotten content). It
@@ -122,6 +128,11 @@ func (f *Forgetter) Serve(ctx context.Context) error {
 	}
 	tick := f.clk.NewTicker(f.o.Rescan)
 	defer tick.Stop()
+	defer func() {
+		if err := f.savePositions(false); err != nil {
+			f.log.Warn("saving the feed scan positions", "err", err)
+		}
+	}()
 	for {
 		_, changed := f.o.DB.QueueHead()
 		if err := f.step(ctx); err != nil {
@@ -508,6 +519,9 @@ func (f *Forgetter) scanFeeds(ctx context.Context) error {
 func feedKey(key feed.PublicKey) []byte { return []byte(prefixFeed + key.String()) }
 
 func (f *Forgetter) feedPos(key feed.PublicKey) (uint64, error) {
+	if pos, ok := f.scanned[key]; ok {
+		return pos, nil
+	}
 	var pos uint64
 	err := f.o.DB.View(func(txn *store.Txn) error {
 		b, ok, err := txn.Get(feedKey(key))
@@ -516,7 +530,42 @@ func (f *Forgetter) feedPos(key feed.PublicKey) (uint64, error) {
 		}
 		return err
 	})
+	if err == nil {
+		f.scanned[key], f.saved[key] = pos, pos
+	}
 	return pos, err
+}
+
+// savePosEvery bounds how many scanned entries a position may trail by on disk.
+const savePosEvery = 1 << 14
+
+// savePositions stores the scan positions that moved (lagging: only those that trail by
+// savePosEvery or more).
+func (f *Forgetter) savePositions(lagging bool) error {
+	var keys []feed.PublicKey
+	for k, pos := range f.scanned {
+		if pos != f.saved[k] && (!lagging || pos-f.saved[k] >= savePosEvery) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	err := f.o.DB.Update(context.Background(), func(txn *store.Txn) error {
+		for _, k := range keys {
+			if err := txn.Set(feedKey(k), binary.BigEndian.AppendUint64(nil, f.scanned[k])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		f.saved[k] = f.scanned[k]
+	}
+	return nil
 }
 
 func (f *Forgetter) scanFeed(ctx context.Context, key feed.PublicKey, from, to uint64, ids [][]byte) error {
@@ -551,9 +600,8 @@ func (f *Forgetter) scanFeed(ctx context.Context, key feed.PublicKey, from, to u
 			f.cleared.Add(uint64(len(clear)))
 			f.touched()
 		}
-		if err := f.o.DB.Update(ctx, func(txn *store.Txn) error {
-			return txn.Set(feedKey(key), binary.BigEndian.AppendUint64(nil, end))
-		}); err != nil {
+		f.scanned[key] = max(f.scanned[key], end)
+		if err := f.savePositions(len(clear) == 0); err != nil {
 			return err
 		}
 		from = end
