@@ -49,8 +49,9 @@
 //
 // # The guarantee, and its limits
 //
-// Within a few seconds of applying the forget (the debounce plus the compaction: see
-// docs/BENCHMARKS.md), an instance holds no copy of the memory's content in any file of
+// Within seconds of applying the forget (the debounce plus the feed scan and the
+// compaction, which grow with the store: about 15 s at 100,000 memories; see
+// docs/ARCHITECTURE.md, Forgetting), an instance holds no copy of the memory's content in any file of
 // its database or search index: not in a row, a tombstone, a version, a conflict record,
 // a feed entry, the index, nor an older badger or bleve file. Number, event hash, content
 // hash and forgotten_at remain. What it does not reach:
