@@ -45,6 +45,11 @@ type MemoryID struct {
 	ID string `json:"id" in:"path" required:"true" desc:"Id of the memory. Ids come from crow_store_memory, crow_search_memories and crow_list_memories."`
 }
 
+// MemoryForgetIn is the input of memory.forget.
+type MemoryForgetIn struct {
+	ID string `json:"id" in:"path" required:"true" desc:"Id of the memory, or the number of any of its versions (decimal digits, as cited in evidence_memory_ids)."`
+}
+
 // MemoryUpdateIn is the input of memory.update.
 type MemoryUpdateIn struct {
 	ID         string    `json:"id" in:"path" required:"true" desc:"Id of the memory to change."`
@@ -114,6 +119,19 @@ var (
 			Destructive: true, Idempotent: false},
 		Impl: (*App).memoryDelete,
 	})
+	MemoryForget = define(&Def[MemoryForgetIn, memory.Forgotten]{
+		Spec: Spec{Name: "memory.forget", Method: "POST", Path: "/v1/memory/{id}/forget", Tool: "crow_forget_memory",
+			Title: "Forget a memory", Tag: "memories", Summary: "Erase a memory's content everywhere, for good",
+			Description: "Forget a memory, by id or by the number of any of its versions: erase the content of every " +
+				"version of it from every instance (the live row or tombstone, its versions, conflict records, the search " +
+				"index and the replicated feed entries that carried it), and destroy its data key so its ciphertext on chain " +
+				"cannot be decrypted, even with the seed. This cannot be undone. The forget replicates like a write: an " +
+				"instance that is offline forgets when it comes back. Number, event hash and forgotten_at remain, so " +
+				"evidence still verifies. Works on a deleted memory too; forgetting again answers the same. Returns " +
+				"{id, numbers (every version number known here), forgotten_at}.",
+			Destructive: true, Idempotent: true},
+		Impl: (*App).memoryForget,
+	})
 	MemoryList = define(&Def[MemoryListIn, memory.Page]{
 		Spec: Spec{Name: "memory.list", Method: "GET", Path: "/v1/memories/list", Tool: "crow_list_memories",
 			Title: "List memories", Tag: "memories", Summary: "List memories, newest first, a page at a time",
@@ -133,6 +151,11 @@ func (a *App) memories() (*memory.Service, error) {
 
 // memoryNotFound is the error of a missing memory id.
 func memoryNotFound(id string, err error) error {
+	var fe *memory.ForgottenError
+	if errors.As(err, &fe) {
+		return Wrap(KindNotFound, err, "memory "+quote(id)+" was forgotten at "+fe.At+
+			": its content is erased on every instance; its numbered versions keep number, event hash and forgotten_at (GET /v1/memory/{number})")
+	}
 	return Wrap(KindNotFound, err, "no memory with id "+quote(id)+": it does not exist or was deleted; "+
 		"crow_search_memories and crow_list_memories (GET /v1/memories/list) return the ids of live memories")
 }
@@ -166,6 +189,24 @@ func (a *App) memoryGet(ctx context.Context, in MemoryID) (memory.Memory, error)
 		return m, memoryNotFound(in.ID, err)
 	}
 	return m, err
+}
+
+func (a *App) memoryForget(ctx context.Context, in MemoryForgetIn) (memory.Forgotten, error) {
+	svc, err := a.memories()
+	if err != nil {
+		return memory.Forgotten{}, err
+	}
+	f, err := svc.Forget(ctx, in.ID)
+	if errors.Is(err, memory.ErrNotFound) {
+		if _, ok := memoryNumber(in.ID); ok {
+			return f, Wrap(KindNotFound, err, "no memory has a version numbered "+quote(in.ID)+" here")
+		}
+		return f, Wrap(KindNotFound, err, "no memory with id "+quote(in.ID)+" here")
+	}
+	if f.Numbers == nil {
+		f.Numbers = []uint64{}
+	}
+	return f, err
 }
 
 // memoryNumber reports whether id names a memory by number: all decimal

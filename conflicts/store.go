@@ -338,3 +338,23 @@ func (s *Store) List(f Filter) ([]Conflict, error) {
 	sortNewest(out, func(c Conflict) (time.Time, string) { return c.CreatedAt, c.ID })
 	return out, nil
 }
+
+// EraseRowTxn deletes every record of the row table/rowID and its row index inside txn,
+// and returns how many it deleted: a forgotten row (SPEC §10) keeps no record, since
+// records hold the winning and losing data. The row's resolutions (sync_conflicts rows:
+// an action and a time, no data) stay. Records of a forgotten row are never created again
+// (sync/apply's forget rule).
+func (s *Store) EraseRowTxn(txn *store.Txn, table, rowID string) (int, error) {
+	recs, err := s.rowIndexTxn(txn, table, rowID)
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	if _, err := s.UpdateRowTxn(txn, table, rowID, ids, nil); err != nil {
+		return 0, err
+	}
+	return len(ids), nil
+}

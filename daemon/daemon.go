@@ -18,6 +18,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/forget"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity/member"
@@ -130,6 +131,7 @@ type Daemon struct {
 
 	// 3. replication
 	applier   *apply.Applier
+	forgetter *forget.Forgetter
 	syncFeeds *feeds.Feeds
 	pause     *pauseSwitch
 	peers     *signal
@@ -246,6 +248,7 @@ func (d *Daemon) Serve(ctx context.Context) (err error) {
 		service{"gateway", func(ctx context.Context) error { return d.gw.Serve(ctx, d.ln) }},
 		service{"sync", d.node.Serve},
 		service{"apply", d.applier.Serve},
+		service{"forget", d.forgetter.Serve},
 		service{"federation-summaries", d.summaries.Serve},
 		service{"fork-notifier", d.forks.Serve},
 		service{"prober", d.prober.Serve},

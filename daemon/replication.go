@@ -7,8 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/forget"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
@@ -63,11 +65,25 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	if err != nil {
 		return err
 	}
+	// Forgets (SPEC §10): every instance erases a forgotten memory's content; home also
+	// erases its versions' and destroys its data key.
+	isHome := d.h.Role == registry.RoleHome
+	d.forgetter, err = forget.New(forget.Options{
+		DB: d.db, Writer: d.writer, Own: d.own, Replicas: d.reps, Conflicts: d.conflicts, Index: d.index,
+		Home: isHome, Shred: func(id string) error { return anchor.ShredMemoryKey(d.db, id) },
+		Clock: d.clk, Logger: d.log,
+	})
+	if err != nil {
+		return err
+	}
 	d.syncFeeds = feeds.New(d.own, d.reps, feeds.Options{
-		Logger:   d.log,
-		Changes:  d.changes,
-		OnStored: func(feed.PublicKey, feed.State) { d.applier.Notify() },
-		Allow:    func(key feed.PublicKey) bool { return d.reg.AllowsFeed(key[:]) },
+		Logger:  d.log,
+		Changes: d.changes,
+		OnStored: func(feed.PublicKey, feed.State) {
+			d.applier.Notify()
+			d.forgetter.Notify()
+		},
+		Allow: func(key feed.PublicKey) bool { return d.reg.AllowsFeed(key[:]) },
 	})
 
 	// Replication follows the registry: only registered, non-revoked

@@ -96,6 +96,9 @@ func (s *Service) load(id string) (rowData, store.VV, error) {
 	if err != nil {
 		return rowData{}, nil, fmt.Errorf("memory %s: %w", id, err)
 	}
+	if r.Forgotten() {
+		return rowData{}, nil, &ForgottenError{ID: id, At: store.ForgottenAt(r.Data)}
+	}
 	if r.Deleted {
 		return rowData{}, nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
 	}

@@ -23,9 +23,10 @@ type Version struct {
 	Number   uint64 `json:"number"`
 	MemoryID string `json:"memory_id"`
 	Project  string `json:"project"`
-	// Content and ContentHash are empty when the content is not held: erased by a forget
-	// (ForgottenAt set), or a number given before versions were kept whose content was
-	// edited before this build saw it (see Numberer: legacy numbers).
+	// Content is empty when the content is not held: erased by a forget (ForgottenAt set,
+	// see ForgetVersion: the content hash is kept, so the event hash still recomputes), or
+	// a number given before versions were kept whose content was edited before this build
+	// saw it (see Numberer: legacy numbers; ContentHash is empty too).
 	Content     string   `json:"content,omitempty"`
 	ContentHash string   `json:"content_hash,omitempty"`
 	Category    string   `json:"category,omitempty"`

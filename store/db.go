@@ -53,6 +53,12 @@ type DB struct {
 	// queueCh is closed (and replaced) when queueHead advances.
 	queueCh chan struct{}
 
+	dir       string     // the database's directory ("" in memory)
+	compactMu sync.Mutex // serialises Compact
+	// gate holds commits back while Compact flushes the memtables (badger would fail
+	// them): commits and write batches hold it shared, Compact exclusively.
+	gate sync.RWMutex
+
 	trimStop chan struct{} // closed by Close to stop trimMapped
 	trimDone chan struct{} // closed when trimMapped returned (nil: not running)
 }
@@ -85,6 +91,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
 	}
 	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
+	if !opts.InMemory {
+		db.dir = dir
+	}
 	if err := db.init(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -118,7 +127,7 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumLevelZeroTablesStall(8).
 		WithBaseTableSize(2 << 20).
 		WithValueThreshold(4 << 10).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(valueLogFileSize).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(4 << 20).
 		WithNumCompactors(2).
@@ -130,6 +139,10 @@ func badgerOptions(dir string, opts Options) badger.Options {
 	}
 	return bo
 }
+
+// valueLogFileSize is the size of a value log file. Compact closes the newest one by
+// writing up to this much (badger's GC never rewrites the newest file).
+const valueLogFileSize = 16 << 20
 
 // trimInterval is how often trimMapped checks the resident file-backed memory.
 const trimInterval = 100 * time.Millisecond

@@ -43,3 +43,7 @@ var ErrConflict = errors.New("transaction conflict")
 // iteration prefix) in one of store's own prefixes: t/, s/, q/, m/. Other packages keep their
 // data under their own prefixes (docs/ARCHITECTURE.md).
 var ErrReservedKey = errors.New("key reserved for store")
+
+// ErrForgotten is returned by the Writer for an insert (or put) over a forgotten row: a forget
+// is for good (see ForgetData).
+var ErrForgotten = errors.New("row was forgotten")

@@ -80,7 +80,10 @@ func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, erro
 		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
 		err := fn(t)
 		if err == nil {
-			if err = t.txn.Commit(); err != nil && !errors.Is(err, badger.ErrConflict) {
+			db.gate.RLock()
+			err = t.txn.Commit()
+			db.gate.RUnlock()
+			if err != nil && !errors.Is(err, badger.ErrConflict) {
 				err = fmt.Errorf("committing: %w", txnErr(err))
 			}
 		}
@@ -272,10 +275,25 @@ func (t *Txn) iterate(prefix, from []byte, fn func(*badger.Item) error) error {
 // transactions as it needs: a crash or error can leave any prefix of its writes. It is for
 // bulk data whose readers tolerate that (feed entries beyond the state that reaches them).
 // Like Txn's raw methods it refuses store's own prefixes. Not safe for concurrent use.
-type WriteBatch struct{ wb *badger.WriteBatch }
+type WriteBatch struct {
+	wb   *badger.WriteBatch
+	db   *DB
+	held bool // db.gate is held shared until Flush or Cancel
+}
 
-// NewWriteBatch returns an empty WriteBatch. Flush or Cancel it.
-func (db *DB) NewWriteBatch() *WriteBatch { return &WriteBatch{wb: db.bdb.NewWriteBatch()} }
+// NewWriteBatch returns an empty WriteBatch. Flush or Cancel it. Until then it holds back
+// DB.Compact's memtable flush (which would fail its commits).
+func (db *DB) NewWriteBatch() *WriteBatch {
+	db.gate.RLock()
+	return &WriteBatch{wb: db.bdb.NewWriteBatch(), db: db, held: true}
+}
+
+func (b *WriteBatch) release() {
+	if b.held {
+		b.held = false
+		b.db.gate.RUnlock()
+	}
+}
 
 // Set queues key = val. The batch keeps val until flushed: the caller must not modify it.
 func (b *WriteBatch) Set(key, val []byte) error {
@@ -301,6 +319,7 @@ func (b *WriteBatch) Delete(key []byte) error {
 
 // Flush commits what is queued and waits for it. The batch cannot be used afterwards.
 func (b *WriteBatch) Flush() error {
+	defer b.release()
 	if err := b.wb.Flush(); err != nil {
 		return fmt.Errorf("flushing write batch: %w", err)
 	}
@@ -309,4 +328,7 @@ func (b *WriteBatch) Flush() error {
 
 // Cancel drops what is not yet committed. It may be called after Flush (then it does
 // nothing), so `defer b.Cancel()` is the usual pattern.
-func (b *WriteBatch) Cancel() { b.wb.Cancel() }
+func (b *WriteBatch) Cancel() {
+	b.wb.Cancel()
+	b.release()
+}

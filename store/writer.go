@@ -47,6 +47,11 @@ type Mutation struct {
 	// (such as a patch) that cannot lose a concurrent edit. It must return a JSON object, may
 	// run more than once, and must not modify existing. An error fails this Write call.
 	Transform func(existing *Row) (json.RawMessage, error)
+	// Forget, with OpDelete, writes a forget (see ForgetData): Data must be a forget's, and
+	// the row may be live or a tombstone (forgotten or not); a missing row is ErrNotFound.
+	// It is the one way to rewrite a tombstone. Without Forget, an insert over a forgotten
+	// row is ErrForgotten.
+	Forget bool
 }
 
 // WriterOptions configures NewWriter.
@@ -98,6 +103,7 @@ const (
 )
 
 type request struct {
+	fn    func() error // a Do call: run alone, between batches
 	muts  []Mutation
 	size  int
 	state atomic.Int32
@@ -153,12 +159,21 @@ func (w *Writer) Serve(ctx context.Context) error {
 			return nil
 		case first = <-w.reqs:
 		}
+		if first.fn != nil {
+			w.runDo(first)
+			continue
+		}
 		batch := []*request{first}
+		var do *request // a Do call met while collecting: it runs after the batch
 		n, size := len(first.muts), first.size
 	collect:
 		for n < w.maxBatch && size < w.maxBytes {
 			select {
 			case r := <-w.reqs:
+				if r.fn != nil {
+					do = r
+					break collect
+				}
 				batch = append(batch, r)
 				n += len(r.muts)
 				size += r.size
@@ -175,6 +190,43 @@ func (w *Writer) Serve(ctx context.Context) error {
 		if len(claimed) > 0 {
 			w.commitBatch(claimed)
 		}
+		if do != nil {
+			w.runDo(do)
+		}
+	}
+}
+
+// runDo runs a Do call's fn, unless its caller gave up first.
+func (w *Writer) runDo(r *request) {
+	if !r.state.CompareAndSwap(reqPending, reqClaimed) {
+		return
+	}
+	r.resp <- outcome{err: r.fn()}
+}
+
+// Do runs fn on the writer's goroutine between two batches: no batch is being staged or
+// committed while it runs, so fn may write what the Journal's Stage writes too (package
+// forget clears entries of the own feed with feed.Log.Clear, which must not run between a
+// Stage and its commit). Writes wait while fn runs, so keep it short. If ctx ends before
+// the writer has taken the call, fn does not run and ctx.Err() is returned; ErrClosed if
+// the writer is not serving.
+func (w *Writer) Do(ctx context.Context, fn func() error) error {
+	r := &request{fn: fn, resp: make(chan outcome, 1)}
+	select {
+	case w.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.done:
+		return ErrClosed
+	}
+	select {
+	case o := <-r.resp:
+		return o.err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqPending, reqCancelled) {
+			return ctx.Err()
+		}
+		return (<-r.resp).err
 	}
 }
 
@@ -230,8 +282,14 @@ func validateMutation(m *Mutation) error {
 		if len(m.Data) > 0 && !isJSONObject(m.Data) {
 			return fmt.Errorf("%w: delete %s/%s: data must be a JSON object", ErrInvalidMutation, m.Table, m.RowID)
 		}
+		if m.Forget && (m.Transform != nil || !IsForget(true, m.Data)) {
+			return fmt.Errorf("%w: forget %s/%s: data must be a forget's (ForgetData), without Transform", ErrInvalidMutation, m.Table, m.RowID)
+		}
 	default:
 		return fmt.Errorf("%w: unknown op %q", ErrInvalidMutation, m.Op)
+	}
+	if m.Forget && m.Op != OpDelete {
+		return fmt.Errorf("%w: %s %s/%s: Forget goes with OpDelete", ErrInvalidMutation, m.Op, m.Table, m.RowID)
 	}
 	return nil
 }
@@ -402,6 +460,15 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 // resolveOp applies the default checks and turns OpPut into insert or update.
 func resolveOp(m Mutation, existing *Row) (Op, error) {
 	live := existing != nil && !existing.Deleted
+	switch {
+	case m.Forget:
+		if existing == nil {
+			return "", ErrNotFound
+		}
+		return OpDelete, nil
+	case !live && existing.Forgotten() && (m.Op == OpInsert || m.Op == OpPut):
+		return "", ErrForgotten
+	}
 	switch m.Op {
 	case OpInsert:
 		if live {

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("memory", "add, get, list and search memories, prove one (add|get|list|search|update|delete|proof)", runMemory)
+	register("memory", "add, get, list and search memories, prove one (add|get|list|search|update|delete|forget|proof)", runMemory)
 }
 
 // memoryLine is what the CLI prints of a memory.
@@ -42,9 +42,22 @@ func memoryLine(m memory.Memory) string {
 	return line
 }
 
+// forgottenLine is what crow memory forget prints.
+func forgottenLine(f memory.Forgotten) string {
+	nums := make([]string, len(f.Numbers))
+	for i, n := range f.Numbers {
+		nums[i] = "#" + strconv.FormatUint(n, 10)
+	}
+	line := "forgot memory " + f.ID
+	if len(nums) > 0 {
+		line += " (" + strings.Join(nums, ", ") + ")"
+	}
+	return line + ": its content is being erased on every instance"
+}
+
 func runMemory(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: crow memory add|get|list|search|update|delete|proof ...")
+		return usagef("usage: crow memory add|get|list|search|update|delete|forget|proof ...")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
@@ -133,6 +146,16 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		fmt.Fprintln(g.stdout, "deleted", pos[0])
+		return nil
+	case "forget":
+		if len(pos) != 1 {
+			return usagef("usage: crow memory forget ID|N [--json]")
+		}
+		f, printed, err := call(ctx, g, c, app.MemoryForget, app.MemoryForgetIn{ID: pos[0]})
+		if err != nil || printed {
+			return err
+		}
+		fmt.Fprintln(g.stdout, forgottenLine(f))
 		return nil
 	case "list":
 		if len(pos) != 0 {

@@ -155,6 +155,32 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	return c
 }
 
+// Add enrolls and starts one more satellite named name (as New does), registers it with
+// home and waits until every node's registry lists every instance.
+func (c *Cluster) Add(name string) *Node {
+	c.t.Helper()
+	nd := c.start(name, c.initJoined(name, ""))
+	c.Nodes = append(c.Nodes, nd)
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	homeNode := c.Nodes[0]
+	if _, announceErr, err := homeNode.Daemon.Registry().Join(ctx, nd.URL, homeNode.URL); err != nil || announceErr != nil {
+		c.fatalf("registering %s with %s: %v %v", nd.Name, homeNode.Name, err, announceErr)
+	}
+	c.Eventually("every node to know "+name, func() bool {
+		for _, n := range c.Nodes {
+			if len(n.Daemon.Registry().List()) != len(c.Nodes) {
+				return false
+			}
+		}
+		return true
+	})
+	return nd
+}
+
+// Dir is the node's $CROW_HOME.
+func (n *Node) Dir() string { return n.Home.Root }
+
 // initHome initialises the home node's directory with seed. id, if not "",
 // replaces the instance id Init chose (before anything derives from it: the
 // instance key is derived from the seed and the id; the certificate is

@@ -416,3 +416,10 @@ func saveState(txn *store.Txn, table, rowID string, st *rowState) error {
 	}
 	return nil
 }
+
+// EraseRowStateTxn deletes the apply state of a row inside txn (package forget, for a row
+// forgotten locally: the versions kept there hold data). The forget rule keeps no state for
+// a forgotten row, so deleting it changes no later decision.
+func EraseRowStateTxn(txn *store.Txn, table, rowID string) error {
+	return saveState(txn, table, rowID, nil)
+}

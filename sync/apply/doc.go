@@ -74,6 +74,19 @@
 //     one is merged: the higher (lamport, instance id) is live and the vectors
 //     merge. max and merge do not depend on arrival order. A tombstone is a
 //     version like any other, so an old update cannot resurrect a delete.
+//   - Forgotten rows (SPEC §10; a forget is a tombstone with forgotten_at,
+//     store.IsForget): a forget always wins and a forgotten row stays
+//     forgotten. The live row is the highest forget by (lamport, instance
+//     id) with the merge of every vector; an incoming forget applies over
+//     any other version, an incoming version that is not a forget only
+//     merges its vector (its data is dropped, no conflict record), every
+//     record of the row is retracted and its apply state deleted (both hold
+//     data). A function of the set of versions: it converges. Its limit: a
+//     version whose feed entry was cleared (package forget) before this
+//     instance applied it never merges its vector here, so the vectors of a
+//     forgotten row may differ between instances by such versions; its data,
+//     lamport and origin do not, and no later decision depends on the
+//     difference (every later non-forget version is dropped anyway).
 //   - crow_context (and sync_conflicts) rows: just that (last write wins by
 //     (lamport, instance id) on the composite key), never conflict records.
 //   - Conflict records: for two concurrent versions x ‖ y that are not

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/feed"
@@ -56,7 +57,12 @@ func convergenceRun(t *testing.T, seed uint64) {
 			case 1:
 				m.Op = store.OpInsert
 			}
-			if err := n.write(m); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrExists) {
+			if r.id != "m2" && r.table == store.TableMemories && rng.IntN(20) == 0 {
+				// A forget (m2 is never forgotten, so some history keeps its conflicts).
+				m.Op, m.Forget, m.Data = store.OpDelete, true, store.ForgetData(r.id, time.Unix(int64(1e9+rng.IntN(100)), 0))
+			}
+			if err := n.write(m); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrExists) &&
+				!errors.Is(err, store.ErrForgotten) {
 				t.Fatal(err)
 			}
 			continue
@@ -121,14 +127,22 @@ func convergenceRun(t *testing.T, seed uint64) {
 			t.Fatalf("%s: %d notifications, want %d", n.id, len(ns), want)
 		}
 	}
-	t.Logf("seed %d: %d rows, %d conflicts, stats of o0 %+v", seed, len(rows), len(confs), all[3].ap.Stats())
+	forgotten := 0
+	for _, r := range rows {
+		if strings.Contains(r.Data, "forgotten_at") {
+			forgotten++
+		}
+	}
+	t.Logf("seed %d: %d rows (%d forgotten), %d conflicts, stats of o0 %+v", seed, len(rows), forgotten, len(confs), all[3].ap.Stats())
 }
 
 // reference computes live rows and conflict records from the definition,
 // over every version ever written (every change record of every feed):
 // live = the highest (lamport, instance id), vv = the merge of all; records =
 // the non-equivalent concurrent pairs (x, y) not dominated by another
-// concurrent pair (x', y') with x ≤ x', y ≤ y', x' ‖ y, y' ‖ x.
+// concurrent pair (x', y') with x ≤ x', y ≤ y', x' ‖ y, y' ‖ x. A row with a
+// forget among its versions: live = the highest forget, vv = the merge of all,
+// no records.
 func reference(t *testing.T, writers []*node) (map[string]liveRow, []string) {
 	var all [][]byte
 	for _, w := range writers {
@@ -163,16 +177,22 @@ func referenceOf(t *testing.T, entries [][]byte) (map[string]liveRow, []string) 
 	for _, k := range order {
 		vs := byRow[k]
 		table, id, _ := strings.Cut(k, "/")
-		win := vs[0]
+		var win, forget *version
 		vv := store.VV{}
 		for _, v := range vs {
-			if v.beats(win) {
+			if win == nil || v.beats(win) {
 				win = v
+			}
+			if v.forgets() && !lwwTable(table) && (forget == nil || v.beats(forget)) {
+				forget = v
 			}
 			vv = vv.Merge(v.VV)
 		}
+		if forget != nil {
+			win = forget
+		}
 		rows[k] = liveRow{canon(t, win.Data), win.Lamport, win.Origin, vvString(vv), win.Deleted}
-		if lwwTable(table) {
+		if lwwTable(table) || forget != nil {
 			continue
 		}
 		for i, x := range vs {

@@ -23,6 +23,9 @@ type version struct {
 // version (an instance counts its changes of a row).
 func (v *version) counter() uint64 { return v.VV[v.Origin] }
 
+// forgets reports whether v is a forget (SPEC §10: a tombstone with forgotten_at).
+func (v *version) forgets() bool { return store.IsForget(v.Deleted, v.Data) }
+
 func (v *version) same(o *version) bool { return v.Origin == o.Origin && v.counter() == o.counter() }
 
 // beats orders versions by (lamport, instance id). A version that dominates
@@ -117,6 +120,9 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 		}
 		return r.write(table, rowID, liveV, merged, in, ord), nil
 	}
+	if in.forgets() || (liveV != nil && liveV.forgets()) {
+		return r.forget(table, rowID, live, liveV, st, in, records)
+	}
 
 	// H: the versions that matter; seen: per origin, the highest counter applied.
 	var h []*version
@@ -201,6 +207,52 @@ func (r rules) decide(table, rowID string, live *store.Row, st *rowState, in *ve
 		d.state = &rowState{Seen: seen, Versions: kept}
 	}
 	d.stateChanged = st != nil || !implicit
+	return d, nil
+}
+
+// forget decides a change to a row that is forgotten here or that in forgets (SPEC §10:
+// a forget erases every version's content, for good). The live row is the highest forget by
+// (lamport, instance id), with the merge of every version's vector: an incoming forget
+// applies over any version that is not a forget (it wins whatever its lamport); an
+// incoming version that is not a forget, over a forgotten row, only merges its vector in
+// (its data is dropped); a version already applied or dominated is stale. Both depend only
+// on the set of versions applied, so every instance converges. A forgotten row has no
+// conflict records (they would hold the content): every record of the row is retracted and
+// none is created, and it keeps no apply state (the versions there hold data): its row is
+// implicit from then on.
+func (r rules) forget(table, rowID string, live *store.Row, liveV *version, st *rowState, in *version,
+	records func() ([]conflicts.RowRecord, error)) (decision, error) {
+	d := decision{outcome: outStale, stateChanged: st != nil}
+	recs, err := records()
+	if err != nil {
+		return decision{}, err
+	}
+	for _, c := range recs {
+		d.retract = append(d.retract, c.ID)
+	}
+	if live != nil && live.VV[in.Origin] >= in.counter() {
+		return d, nil // applied before, or seen by a version applied
+	}
+	winner := in
+	vv := in.VV.Copy()
+	if live != nil {
+		vv = live.VV.Merge(in.VV)
+		if liveV.forgets() && (!in.forgets() || liveV.beats(in)) {
+			winner = liveV
+		}
+		switch ord := in.VV.Compare(live.VV); {
+		case winner == liveV:
+			d.outcome = outStale // dropped: only its vector is kept
+		case ord == store.Greater:
+			d.outcome = outFastForward
+		default:
+			d.outcome = outConcurrent
+		}
+	} else {
+		d.outcome = outFastForward
+	}
+	d.row = &store.Row{RowID: rowID, Table: table, Data: winner.Data, LamportTS: winner.Lamport,
+		InstanceID: winner.Origin, VV: vv, Deleted: true, UpdatedAt: time.Unix(winner.TS, 0).UTC()}
 	return d, nil
 }
 

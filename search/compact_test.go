@@ -1,0 +1,77 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/store/storetest"
+)
+
+// TestForgottenMemoryLeavesNoTermInTheIndex: a memory with a unique word is indexed (its
+// term is in the index files), then forgotten: the indexer deletes its document, and after
+// Compact no file of the index holds the word; other memories are still found.
+func TestForgottenMemoryLeavesNoTermInTheIndex(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, _ := runIndexer(t, env.DB, dir)
+	const word = "zqxforgetword"
+	for i, m := range corpus() {
+		if i == 0 {
+			m.Content += " " + word
+		}
+		put(t, env.Writer, store.OpInsert, m)
+	}
+	caughtUp(t, env.DB, ix)
+	first := corpus()[0].ID
+	if got := ids(t, ix, Query{Text: word}); len(got) != 1 || got[0] != first {
+		t.Fatalf("search for the word: %v", got)
+	}
+	if len(filesWith(t, dir, word)) == 0 {
+		t.Fatal("the word is in no index file before the forget: the scan proves nothing")
+	}
+	if _, err := env.Writer.Write(context.Background(), store.Mutation{Table: store.TableMemories, RowID: first,
+		Op: store.OpDelete, Forget: true, Data: store.ForgetData(first, t0)}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{Text: word}); len(got) != 0 {
+		t.Fatalf("search for the word after the forget: %v", got)
+	}
+	if err := ix.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f := filesWith(t, dir, word); len(f) != 0 {
+		t.Fatalf("after Compact the word is still in %v", f)
+	}
+	if got := ids(t, ix, Query{}); len(got) != len(corpus())-1 {
+		t.Fatalf("after Compact %d memories are found, want %d", len(got), len(corpus())-1)
+	}
+}
+
+func filesWith(t *testing.T, dir, s string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if bytes.Contains(b, []byte(s)) {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
