@@ -233,7 +233,10 @@ func TestForgetErasesEverywhere(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, ans.ForgottenAt); err != nil {
 		t.Fatalf("forgotten_at %q: %v", ans.ForgottenAt, err)
 	}
-	// Idempotent: again, the same numbers.
+	// Idempotent: again (the readable form is one line), and over REST.
+	if again := strings.TrimSpace(laptop.MustCLI("memory", "forget", strconv.FormatUint(n2, 10))); again == "" || strings.Contains(again, "\n") {
+		t.Fatalf("crow memory forget %d printed %q, want one line", n2, again)
+	}
 	if st, e := laptop.RawJSON(laptop.Key, "POST", "/v1/memory/"+m.ID+"/forget", ""); st != http.StatusOK {
 		t.Fatalf("forgetting again: %d %v, want 200", st, e)
 	}
