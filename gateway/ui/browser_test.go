@@ -82,6 +82,10 @@ type fakeAPI struct {
 	role       string
 	healthDown bool         // GET /health answers 503
 	invites    []fakeInvite // every POST /v1/instances/invite, in order
+
+	memories []map[string]any // live memories, newest first (see memoryRoutes)
+	forgets  []fakeForget     // every POST /v1/memory/{id}/forget, in order
+	searches []string         // the q of every GET /v1/memories/search
 }
 
 // Hashes of the fake project state versions.
@@ -120,7 +124,8 @@ const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded;
 func newFakeAPI() *fakeAPI {
 	now := time.Now().UTC().Truncate(time.Second)
 	return &fakeAPI{
-		role: "home",
+		role:     "home",
+		memories: fakeMemories(now),
 		conflicts: []*fakeConflict{
 			{
 				ID: "c1", TableName: "memories", RowID: "mem-1", Op: "update", CreatedAt: now.Add(-1 * time.Minute),
@@ -336,6 +341,7 @@ func (f *fakeAPI) handler() http.Handler {
 			"crow_id": "crow-fake", "public_key": "ab", "version": "test", "sync_addrs": []string{}})
 	})
 	f.inviteRoutes(mux)
+	f.memoryRoutes(mux)
 	mux.HandleFunc("GET /v1/instances", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"self": f.self(), "instances": []map[string]any{
 			{"id": "inst-home", "name": "home", "role": "home", "gateway_url": "http://127.0.0.1:3001", "status": "online",

@@ -1,6 +1,8 @@
 // Package ui is the gateway's web UI (SPEC §8): static pages under /ui/ —
 // an overview, the projects (each one's newest Project State and the anchor
-// status of its versions, SPEC §10–§11), the sync conflict recovery view
+// status of its versions, SPEC §10–§11), the memories (the newest, or a
+// search, each with a "Forget…" button that erases it everywhere after a
+// confirmation, SPEC §10), the sync conflict recovery view
 // (SPEC §6: both versions side by side with a per-field diff; keep, restore,
 // resolve all), the instances (on home with a form that makes a one-time
 // invite for a new machine, SPEC §7), the notifications and the public
@@ -50,6 +52,7 @@ const (
 var assets = map[string]*asset{
 	Prefix:                   {file: "index.html", contentType: typeHTML},
 	Prefix + "projects":      {file: "projects.html", contentType: typeHTML},
+	Prefix + "memories":      {file: "memories.html", contentType: typeHTML},
 	Prefix + "verify":        {file: "verify.html", contentType: typeHTML},
 	Prefix + "conflicts":     {file: "conflicts.html", contentType: typeHTML},
 	Prefix + "instances":     {file: "instances.html", contentType: typeHTML},

@@ -18,6 +18,7 @@ var pages = map[string]string{
 	"/ui/":              "overview",
 	"/ui/conflicts":     "conflicts",
 	"/ui/instances":     "instances",
+	"/ui/memories":      "memories",
 	"/ui/notifications": "notifications",
 	"/ui/projects":      "projects",
 	"/ui/verify":        "verify",
@@ -67,7 +68,7 @@ func TestPagesServedWithSecurityHeaders(t *testing.T) {
 			t.Errorf("GET %s: app.js or app.css not referenced", path)
 		}
 		// The nav links every page, and marks this one as current.
-		for p, label := range map[string]string{"/ui/": "Overview", "/ui/projects": "Projects", "/ui/conflicts": "Conflicts",
+		for p, label := range map[string]string{"/ui/": "Overview", "/ui/projects": "Projects", "/ui/memories": "Memories", "/ui/conflicts": "Conflicts",
 			"/ui/instances": "Instances", "/ui/notifications": "Notifications", "/ui/verify": "Verify"} {
 			if !regexp.MustCompile(`<a href="` + regexp.QuoteMeta(p) + `"[^>]*>` + label + `</a>`).MatchString(body) {
 				t.Errorf("GET %s: nav lacks %s (%s)", path, label, p)
@@ -98,7 +99,7 @@ func TestAssetsContentTypes(t *testing.T) {
 
 func TestUnknownPathsAre404(t *testing.T) {
 	for _, path := range []string{"/ui/nope", "/ui/conflicts/", "/ui/conflicts/x", "/ui/index.html", "/ui/static/app.js",
-		"/ui/verify/", "/ui/verify/alpha", "/ui/projects/alpha", "/ui/verify.html",
+		"/ui/verify/", "/ui/verify/alpha", "/ui/projects/alpha", "/ui/verify.html", "/ui/memories/", "/ui/memories.html",
 		"/ui/app.js.map", "/ui/conflicts.html", "/ui/ui.go", "/v1/sync/conflicts", "/ui/..%2fui.go"} {
 		res, _ := get(t, "GET", path)
 		if res.StatusCode != http.StatusNotFound {

@@ -1232,6 +1232,160 @@
     }
   };
 
+  // ---- memories (and forgetting one, SPEC §10) ------------------------------
+
+  // ms is the memories page: the rows shown, the list's cursor ('' when
+  // there is no more or a search is shown), the search shown ('' for the
+  // newest), the memory the forget dialog is about, and whether a forget is
+  // in flight.
+  var ms = { items: [], cursor: '', query: '', gen: 0, target: null, busy: false };
+
+  function memoryPath(id) { return '/v1/memory/' + encodeURIComponent(id); }
+
+  function numberText(m) {
+    return m.number === null || m.number === undefined ? '' : '#' + str(m.number);
+  }
+
+  // loadMemories reads the newest memories (append: the next page) or, with
+  // a query, the best matches of a search.
+  function loadMemories(append) {
+    var gen = ++ms.gen;
+    var q = new URLSearchParams();
+    var path;
+    if (ms.query) {
+      q.set('q', ms.query);
+      q.set('limit', String(PAGE_SIZE));
+      path = '/v1/memories/search?' + q.toString();
+    } else {
+      q.set('limit', String(PAGE_SIZE));
+      if (append && ms.cursor) q.set('cursor', ms.cursor);
+      path = '/v1/memories/list?' + q.toString();
+    }
+    return api('GET', path).then(function (d) {
+      if (gen !== ms.gen) return; // a newer load won
+      var list = arr(ms.query ? d.results : d.memories).map(obj);
+      ms.items = append ? ms.items.concat(list) : list;
+      ms.cursor = !ms.query && typeof d.next_cursor === 'string' ? d.next_cursor : '';
+      renderMemories();
+    }, failed(ms.query ? 'Could not search the memories' : 'Could not load the memories'));
+  }
+
+  function renderMemories() {
+    renderRows('memory-list', 'memory-empty', ms.items.map(function (m) {
+      var id = str(m.id);
+      var forget = el('button', { type: 'button', class: 'small danger', data: { forget: id } }, 'Forget…');
+      forget.addEventListener('click', function () { openForget(m); });
+      var n = numberText(m);
+      return el('tr', { data: { id: id } },
+        el('td', { data: { field: 'number' }, title: id }, n || el('span', { class: 'absent', title: 'home has not numbered it yet' }, 'not numbered yet')),
+        el('td', { data: { field: 'project' } }, str(m.project)),
+        el('td', { class: 'memory-content', data: { field: 'content' } }, str(m.content)),
+        el('td', { data: { field: 'created_at' }, title: str(m.created_at) }, fmtTime(m.created_at)),
+        el('td', null, forget));
+    }));
+    setText('memory-empty', ms.query ? 'No memory matches ' + ms.query + '.' : 'No memories.');
+    $('memory-more').hidden = !ms.cursor;
+    var n = ms.items.length;
+    setText('memory-summary', ms.query ?
+      n + ' best match' + (n === 1 ? '' : 'es') + ' for ' + ms.query + '.' :
+      n + ' newest memor' + (n === 1 ? 'y' : 'ies') + (ms.cursor ? ' (more below)' : '') + '.');
+  }
+
+  function showMemories(query) {
+    ms.query = query;
+    $('memory-query').value = query;
+    try { history.replaceState(null, '', '/ui/memories' + (query ? '?q=' + encodeURIComponent(query) : '')); } catch (e) { /* ignore */ }
+    clearStatus();
+    loadMemories(false);
+  }
+
+  // openForget asks, in a modal dialog, whether to forget memory m.
+  function openForget(m) {
+    ms.target = m;
+    var n = numberText(m);
+    setText('memory-forget-target', (n ? 'Memory ' + n + ' ' : 'Memory ') + '(id ' + str(m.id) + ', project ' + str(m.project) + ')');
+    var e = $('memory-forget-error');
+    e.textContent = '';
+    e.hidden = true;
+    $('memory-forget-confirm').disabled = false;
+    $('memory-forget-cancel').disabled = false;
+    var dlg = $('memory-forget-dialog');
+    if (typeof dlg.showModal === 'function') dlg.showModal();
+    else dlg.setAttribute('open', '');
+    $('memory-forget-cancel').focus(); // the safe choice has the focus
+  }
+
+  function closeForget() {
+    if (ms.busy) return;
+    ms.target = null;
+    var dlg = $('memory-forget-dialog');
+    if (typeof dlg.close === 'function') dlg.close();
+    else dlg.removeAttribute('open');
+  }
+
+  // confirmForget sends the forget of the dialog's memory: on success the
+  // answer is shown and the memory leaves the list; on an error the
+  // server's text is shown in the dialog.
+  function confirmForget() {
+    var m = ms.target;
+    if (!m || ms.busy) return;
+    var id = str(m.id);
+    ms.busy = true;
+    $('memory-forget-confirm').disabled = true;
+    $('memory-forget-cancel').disabled = true;
+    api('POST', memoryPath(id) + '/forget').then(function (d) {
+      ms.busy = false;
+      closeForget();
+      var numbers = arr(d.numbers).map(function (x) { return '#' + str(x); }).join(', ');
+      metaList($('memory-forgotten-meta'), [
+        ['Memory id', str(d.id) || id, { class: 'mono', data: { field: 'id' } }],
+        ['Numbers', numbers || 'none (home had not numbered it)', { data: { field: 'numbers' } }],
+        ['Forgotten at', str(d.forgotten_at), { data: { field: 'forgotten_at' } }]
+      ]);
+      $('memory-forgotten').hidden = false;
+      ms.items = ms.items.filter(function (x) { return str(x.id) !== id; });
+      renderMemories();
+      showStatus('ok', 'Forgot memory ' + id + (numbers ? ' (' + numbers + ')' : '') + ' at ' + str(d.forgotten_at) +
+        '. Every instance erases its content as the forget replicates.');
+    }, function (err) {
+      ms.busy = false;
+      if (err.auth) {
+        closeForget();
+        return;
+      }
+      $('memory-forget-confirm').disabled = false;
+      $('memory-forget-cancel').disabled = false;
+      var e = $('memory-forget-error');
+      e.textContent = 'Could not forget the memory: ' + err.message;
+      e.hidden = false;
+      failed('Could not forget memory ' + id)(err);
+    });
+  }
+
+  var memoriesPage = {
+    init: function () {
+      $('memory-search').addEventListener('submit', function (ev) {
+        ev.preventDefault();
+        showMemories($('memory-query').value.trim());
+      });
+      $('memory-recent').addEventListener('click', function () { showMemories(''); });
+      $('memory-more').addEventListener('click', function () { loadMemories(true); });
+      $('memory-forget-cancel').addEventListener('click', closeForget);
+      $('memory-forget-confirm').addEventListener('click', confirmForget);
+      // Escape closes the dialog as Cancel does (not while a forget is sent).
+      $('memory-forget-dialog').addEventListener('cancel', function (ev) {
+        if (ms.busy) ev.preventDefault();
+        else ms.target = null;
+      });
+    },
+    load: function () {
+      var q = (new URLSearchParams(location.search).get('q') || '').trim();
+      ms.query = q;
+      $('memory-query').value = q;
+      loadMemories(false);
+    }
+  };
+
   // ---- verify (public) ------------------------------------------------------
 
   var vs = { gen: 0 };
@@ -1276,6 +1430,7 @@
   var pages = {
     overview: overview,
     projects: projectsPage,
+    memories: memoriesPage,
     conflicts: conflictsPage,
     instances: instancesPage,
     notifications: notificationsPage,
