@@ -224,7 +224,7 @@ func TestForgetErasesEverywhere(t *testing.T) {
 	out := laptop.MustCLI("memory", "forget", m.ID, "--json")
 	var ans forgetAnswer
 	if err := json.Unmarshal([]byte(out), &ans); err != nil {
-		t.Fatalf("crow memory forget %s --json printed %q (%v), want its JSON answer", m.ID, out, err)
+		t.Fatalf("crow memory forget %s --json printed %q: %v", m.ID, out, err)
 	}
 	slices.Sort(ans.Numbers)
 	if ans.ID != m.ID || !slices.Equal(ans.Numbers, []uint64{n1, n2}) {
