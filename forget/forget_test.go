@@ -256,3 +256,29 @@ func TestForgetterResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestForgetterCatchesUpWithoutNewChanges: a Forgetter restarted behind more
+// than one step of queue (queueScan entries) reads on to the forget without
+// waiting for another change. (It used to read one step per queue change:
+// after a bulk catch-up, a satellite's Forgetter stopped far behind and
+// never erased.)
+func TestForgetterCatchesUpWithoutNewChanges(t *testing.T) {
+	in := newInstance(t)
+	const secret = "zqxunique-forgetter-3"
+	in.startForgetter()
+	waitFor(t, "the forgetter to register", func() bool { _, ok, _ := in.db.ConsumerPos(Consumer); return ok })
+	in.stopForgetter()
+	// Every memory below is two queue entries at least (row, then home's
+	// version and number): 2*queueScan memories are several steps.
+	id := setup(t, in, 2*queueScan, secret)
+	if _, err := in.mem.Forget(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := in.db.QueueHead()
+	in.startForgetter()
+	waitFor(t, "no copy on disk", func() bool { return len(filesHolding(t, in.dir, secret)) == 0 })
+	checkErased(t, in, id, secret)
+	if pos, _, _ := in.db.ConsumerPos(Consumer); pos < head {
+		t.Errorf("the Forgetter stopped at %d, before the head %d", pos, head)
+	}
+}

@@ -134,7 +134,8 @@ func (f *Forgetter) Serve(ctx context.Context) error {
 		}
 	}()
 	for {
-		_, changed := f.o.DB.QueueHead()
+		head, changed := f.o.DB.QueueHead()
+		before := f.pos
 		if err := f.step(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -143,6 +144,12 @@ func (f *Forgetter) Serve(ctx context.Context) error {
 			if clock.Wait(ctx, f.clk, retryPause) != nil {
 				return nil
 			}
+			continue
+		}
+		if f.pos > before && f.pos < head && ctx.Err() == nil {
+			// A step reads at most queueScan entries: read on without
+			// waiting for the next change (after a bulk catch-up the queue
+			// may not change again for a long time).
 			continue
 		}
 		var compactIn <-chan time.Time
