@@ -22,42 +22,6 @@ type StaleRef struct {
 // never part of it: the stored version and its state_hash do not change.
 type StaleEvidence map[string][]StaleRef
 
-// itemEvidence returns every item of st with its evidence, list by list.
-func itemEvidence(st *state.State) map[string]state.MemoryIDs {
-	out := map[string]state.MemoryIDs{}
-	for _, d := range st.Decisions {
-		out[d.ID] = d.EvidenceMemoryIDs
-	}
-	for _, x := range st.Milestones {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Risks {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Assumptions {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.OpenQuestions {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Priorities {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Constraints {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Vision {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Vocabulary {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	for _, x := range st.Metrics {
-		out[x.ID] = x.EvidenceMemoryIDs
-	}
-	return out
-}
-
 // StaleEvidence returns the items of st citing a memory version that was
 // superseded, with the newest number of each (never nil). A cited number
 // without a version here (a legacy number, or one not replicated yet) is not
@@ -66,8 +30,9 @@ func (s *Service) StaleEvidence(st *state.State) (StaleEvidence, error) {
 	out := StaleEvidence{}
 	newest := map[uint64]uint64{} // cited number → newest number, computed once
 	err := s.db.View(func(txn *store.Txn) error {
-		for id, ev := range itemEvidence(st) {
-			for _, n := range ev {
+		for _, it := range state.Items(*st) {
+			id := it.ID
+			for _, n := range it.EvidenceMemoryIDs {
 				to, seen := newest[n]
 				if !seen {
 					var err error
