@@ -239,3 +239,13 @@ func (r *Report) Add(page Report) {
 		r.Chain = page.Chain
 	}
 }
+
+// MismatchCount is the number of mismatches over every check (the list in
+// Mismatches may be capped; the counts are not).
+func (r *Report) MismatchCount() uint64 {
+	var n uint64
+	for _, c := range r.Checks {
+		n += c.Mismatches
+	}
+	return n
+}

@@ -81,7 +81,7 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 		printAudit(g.stdout, rep)
 	}
 	if !rep.OK {
-		return fmt.Errorf("audit failed: %d mismatches", mismatchCount(rep))
+		return fmt.Errorf("audit failed: %d mismatches", rep.MismatchCount())
 	}
 	return nil
 }
@@ -96,14 +96,6 @@ func newAuditBar(w io.Writer, total uint64, asJSON bool) *progressbar.ProgressBa
 	return progressbar.NewOptions64(int64(total), progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription("auditing"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("items"), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-}
-
-func mismatchCount(r app.AuditReport) uint64 {
-	var n uint64
-	for _, c := range r.Checks {
-		n += c.Mismatches
-	}
-	return n
 }
 
 func printAudit(w io.Writer, r app.AuditReport) {
