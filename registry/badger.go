@@ -180,7 +180,7 @@ func (s StoreInvites) Claim(ctx context.Context, id string, now time.Time, by st
 		if err != nil {
 			return err
 		}
-		if err := checkClaim(rec, now); err != nil {
+		if err := CheckClaim(rec, now); err != nil {
 			return err
 		}
 		rec.UsedAt, rec.UsedBy = now.UTC().Truncate(time.Second), by

@@ -66,8 +66,10 @@ type InviteStore interface {
 	Claim(ctx context.Context, id string, now time.Time, by string) error
 }
 
-// checkClaim is Claim's rule, shared by the implementations.
-func checkClaim(rec InviteRecord, now time.Time) error {
+// CheckClaim is the rule InviteStore.Claim implementations apply (and
+// Enroll checks before verifying a request): the invite is unused and
+// unexpired at now.
+func CheckClaim(rec InviteRecord, now time.Time) error {
 	switch {
 	case !rec.UsedAt.IsZero():
 		return fmt.Errorf("%w (by instance %s at %s)", ErrInviteUsed, rec.UsedBy, rfc3339(rec.UsedAt))
@@ -76,9 +78,6 @@ func checkClaim(rec InviteRecord, now time.Time) error {
 	}
 	return nil
 }
-
-// CheckClaim is the rule InviteStore.Claim implementations apply.
-func CheckClaim(rec InviteRecord, now time.Time) error { return checkClaim(rec, now) }
 
 // MadeInvite is a new invite and what home filed of it.
 type MadeInvite struct {
@@ -142,7 +141,7 @@ func (r *Registry) Enroll(ctx context.Context, req member.JoinRequest) (member.J
 		return member.JoinAnswer{}, fmt.Errorf("enrolling: %w", err)
 	}
 	now := r.clock.Now()
-	if err := checkClaim(rec, now); err != nil {
+	if err := CheckClaim(rec, now); err != nil {
 		return member.JoinAnswer{}, fmt.Errorf("enrolling: %w", err)
 	}
 	secretBytes, err := hex.DecodeString(rec.Secret)
