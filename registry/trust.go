@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/crow-sync/crow/identity"
@@ -88,14 +89,7 @@ func newRevocationSet() revocationSet {
 }
 
 func (s revocationSet) clone() revocationSet {
-	out := newRevocationSet()
-	for k, v := range s.byID {
-		out.byID[k] = v
-	}
-	for k, v := range s.byKey {
-		out.byKey[k] = v
-	}
-	return out
+	return revocationSet{byID: maps.Clone(s.byID), byKey: maps.Clone(s.byKey)}
 }
 
 func (s revocationSet) add(rv member.Revocation) {
