@@ -7,31 +7,30 @@ import (
 )
 
 // Chain is an EVM chain with the ProjectStateAnchor contract deployed, seen
-// through the seed-derived account that owns it. The anchor worker uses it;
-// Embedded and RPC implement it.
+// through the account that owns it. The anchor worker uses it; Embedded and
+// RPC implement it.
 //
-// All methods are safe for concurrent use. The writing methods
-// (AnchorStates, AnchorMemories) are serialized internally: one transaction is
-// in flight at a time, and each returns only once its transaction is mined
-// (or ctx ends, in which case the transaction may still be mined later).
+// All methods are safe for concurrent use. The writing methods (AnchorRoot,
+// AnchorMemories) are serialized internally: one transaction is in flight at
+// a time, and each returns only once its transaction is mined (or ctx ends,
+// in which case the transaction may still be mined later). Both are
+// idempotent on chain: a root already anchored returns its existing id and
+// changes nothing, so a retried batch is safe.
 type Chain interface {
-	// AnchorStates anchors the states in one transaction (at most
-	// MaxStatesPerTx). Receipt.AnchorIDs[i] is the anchor id of states[i].
-	// Anchoring a (project, version) again with the same hash is not an
-	// error: its existing id is returned and nothing changes on chain, so a
-	// retried batch is safe. A different hash fails the whole batch with an
-	// error wrapping ErrAlreadyAnchored.
-	AnchorStates(ctx context.Context, states []StateAnchor) (Receipt, error)
-	// AnchorMemories emits one MemoryAnchored event per memory in one
-	// transaction. The encoded call must fit in MaxTxDataBytes (see
-	// SplitMemories). Nothing is deduplicated: a memory sent twice is
-	// logged twice. Receipt.AnchorIDs is nil.
-	AnchorMemories(ctx context.Context, ms []MemoryAnchor) (Receipt, error)
-	// GetAnchor reads the anchor of (projectID, version); ok is false when
-	// that version was never anchored.
-	GetAnchor(ctx context.Context, projectID [32]byte, version uint64) (a Anchor, ok bool, err error)
-	// GetAnchorByID reads anchor id; ok is false when there is no such id.
-	GetAnchorByID(ctx context.Context, id uint64) (a Anchor, ok bool, err error)
+	// AnchorRoot commits root, the root of a merkle.Tree over count leaves
+	// (state versions: merkle.StateLeaf), in one transaction.
+	AnchorRoot(ctx context.Context, root [32]byte, count int) (Receipt, error)
+	// AnchorMemories commits root, the root of a merkle.Tree over the
+	// memories' event hashes (merkle.HashLeaf), and emits one
+	// MemoryAnchored event per memory, in one transaction. The encoded call
+	// must fit in MaxTxDataBytes (see SplitMemories).
+	AnchorMemories(ctx context.Context, root [32]byte, ms []MemoryAnchor) (Receipt, error)
+	// GetRoot reads the anchoring of root; ok is false when it was never
+	// anchored.
+	GetRoot(ctx context.Context, root [32]byte) (r RootInfo, ok bool, err error)
+	// TxStatus reports where transaction txHash is now on the canonical
+	// chain (for confirmations and reorgs).
+	TxStatus(ctx context.Context, txHash string) (TxState, error)
 	// Info describes the chain, the contract and the account.
 	Info() ChainInfo
 	// Close releases the chain (for Embedded, stops the node and closes its
@@ -49,13 +48,6 @@ type MemoryReader interface {
 	// fromBlock..toBlock (inclusive), in chain order: one log query for all
 	// the memories anchored there (the audit reads a block once).
 	MemoryEventsBetween(ctx context.Context, fromBlock, toBlock uint64) ([]MemoryEvent, error)
-}
-
-// StateAnchor is one Project State version to anchor.
-type StateAnchor struct {
-	ProjectID [32]byte // identity.Seed.ProjectIDHash(name): never the name itself
-	Version   uint64
-	StateHash [32]byte // must not be all zeros
 }
 
 // MemoryAnchor is one memory to anchor. EncryptedContent comes from
@@ -77,24 +69,37 @@ type MemoryEvent struct {
 
 // Receipt describes a mined anchoring transaction.
 type Receipt struct {
-	TxHash    string   // 0x-prefixed hex
-	Block     uint64   // number of the block that includes it
-	AnchorIDs []uint64 // AnchorStates only: aligned with its input
+	TxHash    string // 0x-prefixed hex
+	Block     uint64 // number of the block that includes it
+	BlockHash string // that block's hash (a reorg changes it)
+	RootID    uint64 // the root's id on chain
 }
 
-// Anchor is a state anchor as stored on chain.
-type Anchor struct {
+// RootInfo is a root's anchoring as stored on chain.
+type RootInfo struct {
 	ID         uint64
-	ProjectID  [32]byte
-	Version    uint64
-	StateHash  [32]byte
 	AnchoredAt time.Time // the block timestamp, UTC
-	AnchoredBy string    // 0x-prefixed checksummed address
-	// TxHash and Block locate the StateAnchored event of this anchor. They
-	// are empty when it could not be found (e.g. an RPC endpoint that
-	// refuses log queries); the anchor itself is still valid.
-	TxHash string
-	Block  uint64
+	Count      uint32    // leaves the root commits
+}
+
+// TxState is where a transaction is on the canonical chain.
+type TxState struct {
+	// Mined: a receipt exists on the canonical chain. False after a reorg
+	// dropped the block that held it (it may be mined again).
+	Mined     bool
+	Reverted  bool // mined but failed
+	Block     uint64
+	BlockHash string
+	Head      uint64 // the chain's head block number when asked
+}
+
+// Confirmations is how many blocks, the one holding the transaction
+// included, are on top of the canonical chain (0: not mined).
+func (s TxState) Confirmations() uint64 {
+	if !s.Mined || s.Head < s.Block {
+		return 0
+	}
+	return s.Head - s.Block + 1
 }
 
 // ChainInfo describes a Chain.
@@ -117,13 +122,11 @@ const (
 
 // Limits on one transaction.
 const (
-	// MaxStatesPerTx bounds AnchorStates so that a batch fits one
-	// transaction on any chain: under 2^24 gas (EIP-7825's per-transaction
-	// cap) and under geth --dev's default 11.5M block gas limit. A new anchor
-	// costs about 116k gas under Osaka rules (TestEmbeddedFullBatch logs it)
-	// but about 570k under the state-gas repricing planned for Amsterdam
-	// (EIP-8037, already in geth --dev's rules; TestGethDev logs it).
-	MaxStatesPerTx = 16
+	// MaxLeavesPerRoot bounds the state versions one root commits. The
+	// transaction costs the same for any count (one storage slot, one
+	// event); the bound keeps proofs short (at most 14 hashes) and one
+	// anchor record's size reasonable.
+	MaxLeavesPerRoot = 10_000
 	// MaxTxDataBytes bounds the ABI-encoded call of AnchorMemories, under
 	// geth's 128 KiB transaction size limit. One memory of crow's largest
 	// size (64 KiB of content) fits.
@@ -132,22 +135,22 @@ const (
 
 // Errors.
 var (
-	// ErrAlreadyAnchored is wrapped by AnchorStates when a (project, version)
-	// in the batch is already anchored with a different state hash. The
-	// whole batch is refused; the error names the project id and version.
-	ErrAlreadyAnchored = errors.New("anchor: version already anchored with another state hash")
 	// ErrNotOwner is wrapped by the writing methods when the account is not
 	// the contract's owner (the contract was deployed by another key).
 	ErrNotOwner = errors.New("anchor: account is not the contract owner")
-	// ErrBatchTooLarge is returned by AnchorStates for more than
-	// MaxStatesPerTx states and by AnchorMemories for a call larger than
+	// ErrBatchTooLarge is returned by AnchorRoot for more than
+	// MaxLeavesPerRoot leaves and by AnchorMemories for a call larger than
 	// MaxTxDataBytes.
 	ErrBatchTooLarge = errors.New("anchor: batch too large for one transaction")
 	// ErrInvalid is wrapped for arguments the contract would refuse (an
-	// empty batch, an all-zero state hash).
+	// empty batch, an all-zero root).
 	ErrInvalid = errors.New("anchor: invalid argument")
 	// ErrReverted is wrapped when a mined transaction failed.
 	ErrReverted = errors.New("anchor: transaction reverted")
+	// ErrOldContract is wrapped by DialRPC when the address holds the first
+	// ProjectStateAnchor (one storage entry per version), which cannot
+	// anchor Merkle roots: deploy the current one (anchor.Deploy).
+	ErrOldContract = errors.New("anchor: the contract is ProjectStateAnchor v1 (per-version anchors); crow anchors Merkle roots with v2, deploy it and point [chain] contract at it")
 	// ErrClosed is returned by a Chain's methods after Close.
 	ErrClosed = errors.New("anchor: chain closed")
 	// ErrWrongKey is returned by OpenEmbedded when the directory holds a

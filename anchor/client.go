@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,16 +54,10 @@ type client struct {
 	// its Receipt is returned (Embedded: sync the database to disk).
 	durable func() error
 
+	bound    *bind.BoundContract // raw calls with calldata packed from contractABI
+
 	closed atomic.Bool
 	sendMu sync.Mutex // held while a transaction is signed, sent and mined: keeps nonces in order
-
-	locMu sync.Mutex
-	locs  map[uint64]location // guarded by locMu: where each anchor id's event is (immutable once found)
-}
-
-type location struct {
-	tx    common.Hash
-	block uint64
 }
 
 func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey, chainID *big.Int, info ChainInfo, log *slog.Logger) (*client, error) {
@@ -76,7 +71,7 @@ func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey,
 	info.Account = from.Hex()
 	return &client{
 		ec: ec, contract: bound, address: addr, key: key, from: from,
-		chainID: chainID, info: info, log: log, locs: make(map[uint64]location),
+		chainID: chainID, info: info, log: log, bound: bind.NewBoundContract(addr, *contractABI, ec, ec, ec),
 	}, nil
 }
 
@@ -88,6 +83,13 @@ func (c *client) checkOwner(ctx context.Context) error {
 	}
 	if len(code) == 0 {
 		return fmt.Errorf("no contract at %s on chain %d", c.address.Hex(), c.chainID)
+	}
+	current, err := isCurrentContract(ctx, c.ec, c.address)
+	if err != nil {
+		return err
+	}
+	if !current {
+		return fmt.Errorf("%w: %s on chain %d", ErrOldContract, c.address.Hex(), c.chainID)
 	}
 	owner, err := c.contract.Owner(&bind.CallOpts{Context: ctx})
 	if err != nil {
@@ -101,69 +103,128 @@ func (c *client) checkOwner(ctx context.Context) error {
 
 func (c *client) Info() ChainInfo { return c.info }
 
-func (c *client) AnchorStates(ctx context.Context, states []StateAnchor) (Receipt, error) {
+// isCurrentContract reports whether the contract at addr is this package's
+// ProjectStateAnchor (v2, Merkle roots), not v1 (one anchor per version):
+// only v2 answers getRoot.
+func isCurrentContract(ctx context.Context, ec *ethclient.Client, addr common.Address) (bool, error) {
+	data, err := contractABI.Pack("getRoot", [32]byte{})
+	if err != nil {
+		return false, err
+	}
+	out, err := ec.CallContract(ctx, ethereum.CallMsg{To: &addr, Data: data}, nil)
+	if err != nil {
+		if _, reverted := ethclient.RevertErrorData(err); reverted || strings.Contains(err.Error(), "execution reverted") {
+			return false, nil
+		}
+		return false, fmt.Errorf("probing the contract at %s: %w", addr.Hex(), err)
+	}
+	return len(out) == 96, nil
+}
+
+func (c *client) AnchorRoot(ctx context.Context, root [32]byte, count int) (Receipt, error) {
 	if c.closed.Load() {
 		return Receipt{}, ErrClosed
 	}
-	if len(states) == 0 {
-		return Receipt{}, fmt.Errorf("%w: no states to anchor", ErrInvalid)
+	if root == ([32]byte{}) || count <= 0 {
+		return Receipt{}, fmt.Errorf("%w: root %x over %d leaves", ErrInvalid, root, count)
 	}
-	if len(states) > MaxStatesPerTx {
-		return Receipt{}, fmt.Errorf("%w: %d states, at most %d", ErrBatchTooLarge, len(states), MaxStatesPerTx)
+	if count > MaxLeavesPerRoot {
+		return Receipt{}, fmt.Errorf("%w: %d leaves, at most %d", ErrBatchTooLarge, count, MaxLeavesPerRoot)
 	}
-	pids := make([][32]byte, len(states))
-	versions := make([]uint64, len(states))
-	hashes := make([][32]byte, len(states))
-	for i, s := range states {
-		if s.StateHash == ([32]byte{}) {
-			return Receipt{}, fmt.Errorf("%w: state %d (project %x version %d) has an all-zero hash", ErrInvalid, i, s.ProjectID, s.Version)
-		}
-		pids[i], versions[i], hashes[i] = s.ProjectID, s.Version, s.StateHash
+	data, err := contractABI.Pack("anchorRoot", root, uint32(count))
+	if err != nil {
+		return Receipt{}, fmt.Errorf("anchoring a root: encoding: %w", err)
 	}
-	r, err := c.send(ctx, "anchoring states", func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		return c.contract.AnchorBatch(opts, pids, versions, hashes)
-	})
+	r, err := c.send(ctx, "anchoring a root", data)
 	if err != nil {
 		return Receipt{}, err
 	}
-	ids, err := c.contract.GetAnchorIds(&bind.CallOpts{Context: ctx}, pids, versions)
-	if err != nil {
-		return r, fmt.Errorf("reading anchor ids after tx %s: %w", r.TxHash, err)
+	if r.RootID, err = c.rootID(ctx, root); err != nil {
+		return r, fmt.Errorf("reading the root id after tx %s: %w", r.TxHash, err)
 	}
-	r.AnchorIDs = make([]uint64, len(ids))
-	for i, id := range ids {
-		if id.Sign() == 0 || !id.IsUint64() {
-			return r, fmt.Errorf("reading anchor ids after tx %s: state %d has id %s", r.TxHash, i, id)
-		}
-		r.AnchorIDs[i] = id.Uint64()
-	}
-	c.log.Debug("anchored states", "count", len(states), "tx", r.TxHash, "block", r.Block)
+	c.log.Debug("anchored a root", "root", HashHex(root), "count", count, "tx", r.TxHash, "block", r.Block)
 	return r, nil
 }
 
-func (c *client) AnchorMemories(ctx context.Context, ms []MemoryAnchor) (Receipt, error) {
+func (c *client) AnchorMemories(ctx context.Context, root [32]byte, ms []MemoryAnchor) (Receipt, error) {
 	if c.closed.Load() {
 		return Receipt{}, ErrClosed
 	}
-	if len(ms) == 0 {
+	if len(ms) == 0 || root == ([32]byte{}) {
 		return Receipt{}, fmt.Errorf("%w: no memories to anchor", ErrInvalid)
 	}
 	a := memoryArgs(ms)
 	if n := a.size(); n > MaxTxDataBytes {
 		return Receipt{}, fmt.Errorf("%w: %d memories encode to %d bytes, at most %d (see SplitMemories)", ErrBatchTooLarge, len(ms), n, MaxTxDataBytes)
 	}
-	r, err := c.send(ctx, "anchoring memories", func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		return c.contract.AnchorMemories(opts, a.eventHashes, a.contents, a.categories, a.importances, a.plainLengths)
-	})
+	data, err := contractABI.Pack("anchorMemories", root, a.eventHashes, a.contents, a.categories, a.importances, a.plainLengths)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("anchoring memories: encoding: %w", err)
+	}
+	r, err := c.send(ctx, "anchoring memories", data)
 	if err != nil {
 		return Receipt{}, err
+	}
+	if r.RootID, err = c.rootID(ctx, root); err != nil {
+		return r, fmt.Errorf("reading the root id after tx %s: %w", r.TxHash, err)
 	}
 	c.log.Debug("anchored memories", "count", len(ms), "tx", r.TxHash, "block", r.Block)
 	return r, nil
 }
 
-// send signs, sends and waits for one transaction, then makes it durable.
-func (c *client) send(ctx context.Context, doing string, transact func(*bind.TransactOpts) (*types.Transaction, error)) (Receipt, error) {
+// rootID reads root's id once its transaction is mined.
+func (c *client) rootID(ctx context.Context, root [32]byte) (uint64, error) {
+	ri, ok, err := c.GetRoot(ctx, root)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("root %s is not anchored", HashHex(root))
+	}
+	return ri.ID, nil
+}
+
+func (c *client) GetRoot(ctx context.Context, root [32]byte) (RootInfo, bool, error) {
+	if c.closed.Load() {
+		return RootInfo{}, false, ErrClosed
+	}
+	out, err := c.contract.GetRoot(&bind.CallOpts{Context: ctx}, root)
+	if err != nil {
+		return RootInfo{}, false, fmt.Errorf("reading root %s: %w", HashHex(root), err)
+	}
+	if out.RootId.Sign() == 0 {
+		return RootInfo{}, false, nil
+	}
+	if !out.RootId.IsUint64() {
+		return RootInfo{}, false, fmt.Errorf("reading root %s: id %s out of range", HashHex(root), out.RootId)
+	}
+	return RootInfo{ID: out.RootId.Uint64(), AnchoredAt: time.Unix(int64(out.AnchoredAt), 0).UTC(), Count: out.Count}, true, nil
+}
+
+func (c *client) TxStatus(ctx context.Context, txHash string) (TxState, error) {
+	if c.closed.Load() {
+		return TxState{}, ErrClosed
+	}
+	head, err := c.ec.BlockNumber(ctx)
+	if err != nil {
+		return TxState{}, fmt.Errorf("reading the head: %w", err)
+	}
+	st := TxState{Head: head}
+	r, err := c.ec.TransactionReceipt(ctx, common.HexToHash(txHash))
+	if errors.Is(err, ethereum.NotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("reading the receipt of %s: %w", txHash, err)
+	}
+	st.Mined, st.Reverted = true, r.Status != types.ReceiptStatusSuccessful
+	st.Block, st.BlockHash = r.BlockNumber.Uint64(), r.BlockHash.Hex()
+	return st, nil
+}
+
+// send signs, sends and waits for one transaction calling the contract
+// with data, then makes it durable.
+func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	opts, err := bind.NewKeyedTransactorWithChainID(c.key, c.chainID)
@@ -171,7 +232,7 @@ func (c *client) send(ctx context.Context, doing string, transact func(*bind.Tra
 		return Receipt{}, fmt.Errorf("%s: making signer: %w", doing, err)
 	}
 	opts.Context = ctx
-	tx, err := transact(opts)
+	tx, err := c.bound.RawTransact(opts, data)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("%s: %w", doing, decodeRevert(err))
 	}
@@ -187,7 +248,7 @@ func (c *client) send(ctx context.Context, doing string, transact func(*bind.Tra
 			return Receipt{}, fmt.Errorf("%s: syncing the chain to disk: %w", doing, err)
 		}
 	}
-	return Receipt{TxHash: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64()}, nil
+	return Receipt{TxHash: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), BlockHash: rcpt.BlockHash.Hex()}, nil
 }
 
 // waitMined polls for the receipt of tx until it is mined or ctx ends.
@@ -217,126 +278,6 @@ func waitMined(ctx context.Context, ec *ethclient.Client, tx common.Hash, log *s
 		wait = min(2*wait, pollMax)
 		t.Reset(wait)
 	}
-}
-
-func (c *client) GetAnchorByID(ctx context.Context, id uint64) (Anchor, bool, error) {
-	if c.closed.Load() {
-		return Anchor{}, false, ErrClosed
-	}
-	if id == 0 {
-		return Anchor{}, false, nil
-	}
-	out, err := c.contract.GetAnchorById(&bind.CallOpts{Context: ctx}, new(big.Int).SetUint64(id))
-	if err != nil {
-		return Anchor{}, false, fmt.Errorf("reading anchor %d: %w", id, err)
-	}
-	if out.AnchoredAt == 0 {
-		return Anchor{}, false, nil
-	}
-	a := Anchor{
-		ID: id, ProjectID: out.ProjectId, Version: out.Version, StateHash: out.StateHash,
-		AnchoredAt: time.Unix(int64(out.AnchoredAt), 0).UTC(), AnchoredBy: out.AnchoredBy.Hex(),
-	}
-	c.locate(ctx, &a, out.AnchoredAt)
-	return a, true, nil
-}
-
-func (c *client) GetAnchor(ctx context.Context, projectID [32]byte, version uint64) (Anchor, bool, error) {
-	if c.closed.Load() {
-		return Anchor{}, false, ErrClosed
-	}
-	out, err := c.contract.GetAnchor(&bind.CallOpts{Context: ctx}, projectID, version)
-	if err != nil {
-		return Anchor{}, false, fmt.Errorf("reading anchor of %x version %d: %w", projectID, version, err)
-	}
-	if out.AnchorId.Sign() == 0 {
-		return Anchor{}, false, nil
-	}
-	if !out.AnchorId.IsUint64() {
-		return Anchor{}, false, fmt.Errorf("reading anchor of %x version %d: id %s out of range", projectID, version, out.AnchorId)
-	}
-	a := Anchor{
-		ID: out.AnchorId.Uint64(), ProjectID: out.AnchoredProjectId, Version: out.AnchoredVersion,
-		StateHash: out.StateHash, AnchoredAt: time.Unix(int64(out.AnchoredAt), 0).UTC(),
-		AnchoredBy: out.AnchoredBy.Hex(),
-	}
-	c.locate(ctx, &a, out.AnchoredAt)
-	return a, true, nil
-}
-
-// locate fills a.TxHash and a.Block from the anchor's StateAnchored event,
-// best effort. It finds the blocks whose timestamp is the anchor's
-// anchoredAt by binary search over headers (which any node serves, archive
-// or not), then filters logs in just those blocks, so it stays within the
-// block-range limits public endpoints put on eth_getLogs.
-func (c *client) locate(ctx context.Context, a *Anchor, at uint64) {
-	c.locMu.Lock()
-	l, ok := c.locs[a.ID]
-	c.locMu.Unlock()
-	if !ok {
-		var err error
-		l, err = c.findEvent(ctx, a.ID, at)
-		if err != nil {
-			c.log.Debug("locating anchor event", "anchor_id", a.ID, "err", err)
-			return
-		}
-		c.locMu.Lock()
-		c.locs[a.ID] = l
-		c.locMu.Unlock()
-	}
-	a.TxHash, a.Block = l.tx.Hex(), l.block
-}
-
-func (c *client) findEvent(ctx context.Context, id, at uint64) (location, error) {
-	head, err := c.ec.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return location{}, fmt.Errorf("reading head: %w", err)
-	}
-	last := head.Number.Uint64()
-	// first returns the lowest block number in [0, last+1] whose timestamp
-	// is >= t (last+1 if none).
-	first := func(t uint64) (uint64, error) {
-		lo, hi := uint64(0), last+1
-		for lo < hi {
-			mid := lo + (hi-lo)/2
-			h, err := c.ec.HeaderByNumber(ctx, new(big.Int).SetUint64(mid))
-			if err != nil {
-				return 0, fmt.Errorf("reading header %d: %w", mid, err)
-			}
-			if h.Time >= t {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		return lo, nil
-	}
-	from, err := first(at)
-	if err != nil {
-		return location{}, err
-	}
-	to, err := first(at + 1)
-	if err != nil {
-		return location{}, err
-	}
-	if from >= to {
-		return location{}, fmt.Errorf("no block has timestamp %d", at)
-	}
-	end := to - 1
-	it, err := c.contract.FilterStateAnchored(&bind.FilterOpts{Start: from, End: &end, Context: ctx}, []*big.Int{new(big.Int).SetUint64(id)}, nil)
-	if err != nil {
-		return location{}, fmt.Errorf("filtering blocks %d-%d: %w", from, end, err)
-	}
-	defer it.Close()
-	for it.Next() {
-		if !it.Event.Raw.Removed {
-			return location{tx: it.Event.Raw.TxHash, block: it.Event.Raw.BlockNumber}, nil
-		}
-	}
-	if err := it.Error(); err != nil {
-		return location{}, fmt.Errorf("filtering blocks %d-%d: %w", from, end, err)
-	}
-	return location{}, fmt.Errorf("no StateAnchored event in blocks %d-%d", from, end)
 }
 
 func (c *client) MemoryEvents(ctx context.Context, eventHash [32]byte, fromBlock uint64) ([]MemoryEvent, error) {
@@ -406,12 +347,10 @@ func decodeRevert(err error) error {
 		}
 		vals, _ := args.([]any)
 		switch name {
-		case "AlreadyAnchored":
-			return fmt.Errorf("%w: project %x version %v is anchor %v with state hash %x", ErrAlreadyAnchored, vals[0], vals[1], vals[2], vals[3])
 		case "NotOwner":
 			return fmt.Errorf("%w: caller %v", ErrNotOwner, vals[0])
-		case "ZeroStateHash":
-			return fmt.Errorf("%w: all-zero state hash for project %x version %v", ErrInvalid, vals[0], vals[1])
+		case "ZeroRoot", "ZeroCount":
+			return fmt.Errorf("%w: %s", ErrInvalid, name)
 		case "LengthMismatch":
 			return fmt.Errorf("%w: argument arrays of different lengths", ErrInvalid)
 		}

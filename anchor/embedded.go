@@ -301,7 +301,31 @@ func ensureContract(ctx context.Context, dir string, ec *ethclient.Client, key *
 		if len(code) == 0 {
 			return common.Address{}, fmt.Errorf("the chain has no contract at %s, where %s says it is (was the chain rewound?)", st.Contract.Hex(), stateFile)
 		}
-		return st.Contract, nil
+		current, err := isCurrentContract(ctx, ec, st.Contract)
+		if err != nil {
+			return common.Address{}, err
+		}
+		if current {
+			return st.Contract, nil
+		}
+		// A chain made before Merkle-batched anchoring: deploy the current
+		// contract beside the old one (kept in the state file). The anchor
+		// worker anchors again, under roots, what was anchored there.
+		addr, block, err := deploy(ctx, ec, key, chainID, log)
+		if err != nil {
+			return common.Address{}, fmt.Errorf("upgrading the contract: %w", err)
+		}
+		if err := backend.ChainDb().SyncKeyValue(); err != nil {
+			return common.Address{}, fmt.Errorf("syncing the chain to disk: %w", err)
+		}
+		log.Info("upgraded the embedded chain's contract to Merkle-batched anchoring", "old", st.Contract.Hex(), "new", addr.Hex())
+		ns := *st
+		ns.Legacy = append(ns.Legacy, st.Contract)
+		ns.Contract, ns.DeployBlock = addr, block
+		if err := writeState(dir, ns); err != nil {
+			return common.Address{}, err
+		}
+		return addr, nil
 	}
 	// The account's first transaction is always the deployment, so if a
 	// previous start deployed but died before writing the state file, the
@@ -313,7 +337,13 @@ func ensureContract(ctx context.Context, dir string, ec *ethclient.Client, key *
 	if err != nil {
 		return common.Address{}, fmt.Errorf("reading code at %s: %w", first.Hex(), err)
 	}
+	current := false
 	if len(code) > 0 {
+		if current, err = isCurrentContract(ctx, ec, first); err != nil {
+			return common.Address{}, err
+		}
+	}
+	if current {
 		addr = first
 		log.Warn("adopting the contract deployed by an earlier start", "contract", addr.Hex())
 	} else {

@@ -1,12 +1,12 @@
 package anchor
 
 // memoryCallFixed and memoryCallPer are the parts of the ABI encoding of
-// anchorMemories that do not depend on content: the selector, five array
+// anchorMemories that do not depend on content: the selector, the root, five array
 // offsets and five lengths; then per memory an event hash, two offsets, an
 // importance, a plain length and two length words (TestMemoryCallSize checks
 // them against the ABI encoder).
 const (
-	memoryCallFixed = 4 + 5*32 + 5*32
+	memoryCallFixed = 4 + 32 + 5*32 + 5*32
 	memoryCallPer   = 5*32 + 2*32
 )
 

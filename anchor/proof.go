@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/state"
@@ -116,6 +117,11 @@ type AnchorStep struct {
 	AnchoredAt  string `json:"anchored_at,omitempty"`
 	// Encryption: "data-key-v2" (format 2) or "seed-key-v1" (format 1).
 	Encryption string `json:"encryption"`
+	// Root commits the event hash (leaf types ["bytes32"]); Proof leads
+	// from the leaf to it; RootID is its id on chain (getRoot).
+	Root   string   `json:"root"`
+	Proof  []string `json:"proof"`
+	RootID uint64   `json:"root_id,omitempty"`
 }
 
 // OnchainStep is the MemoryAnchored event read back from the chain.
@@ -182,7 +188,14 @@ func (p Prover) MemoryProof(ctx context.Context, n uint64) (MemoryProof, error) 
 	if err != nil {
 		return MemoryProof{}, err
 	}
-	if !ok || rec.Status != StatusAnchored {
+	status := StatusPending
+	var rr RootRecord
+	if ok && rec.Root != "" {
+		if status, rr, err = StatusOf(p.DB, rec); err != nil {
+			return MemoryProof{}, err
+		}
+	}
+	if !IsAnchored(status) {
 		out.Notes = append(out.Notes, "not anchored yet: home anchors numbered memories within seconds (and only memories it holds the content of)")
 		return out.finish(StatusPending), nil
 	}
@@ -190,8 +203,15 @@ func (p Prover) MemoryProof(ctx context.Context, n uint64) (MemoryProof, error) 
 	if enc == "" {
 		enc = "seed-key-v1"
 	}
-	out.Anchor = &AnchorStep{Status: rec.Status, TxHash: rec.TxHash, BlockNumber: rec.Block, ChainID: rec.ChainID,
-		Contract: rec.Contract, AnchoredAt: rec.At, Encryption: enc}
+	out.Anchor = &AnchorStep{Status: status, TxHash: rec.TxHash, BlockNumber: rec.Block, ChainID: rec.ChainID,
+		Contract: rec.Contract, AnchoredAt: rec.At, Encryption: enc, Root: rec.Root, Proof: rec.Proof, RootID: rec.RootID}
+	if rr.TxHash != "" {
+		out.Anchor.TxHash, out.Anchor.BlockNumber, out.Anchor.RootID = rr.TxHash, rr.Block, rr.RootID
+		rec.TxHash, rec.Block = rr.TxHash, rr.Block
+	}
+	if hs, err := parseHashes(append([]string{rec.Root}, rec.Proof...)); err != nil || !merkle.Verify(hs[0], merkle.HashLeaf(eh), hs[1:]) {
+		out.mismatch(PartAnchorRecord, "the anchor record's Merkle proof does not lead from the event hash to its root")
+	}
 	if rec.Number != n || !strings.EqualFold(rec.EventHash, v.EventHash) {
 		out.mismatch(PartAnchorRecord, fmt.Sprintf("the anchor record names #%d %s", rec.Number, rec.EventHash))
 	}

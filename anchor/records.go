@@ -22,5 +22,16 @@ func (r Records) StateAnchor(project string, version uint64) (projects.StateAnch
 	if err != nil || !ok {
 		return out, err
 	}
-	return projects.StateAnchor{Status: rec.Status, OnchainAnchorID: rec.AnchorID, TxHash: rec.TxHash, BlockNumber: rec.Block}, nil
+	status, rr, err := StatusOf(r.DB, rec)
+	if err != nil {
+		return out, err
+	}
+	if rec.Root == "" {
+		return out, nil // anchored before roots: home anchors it again
+	}
+	out = projects.StateAnchor{Status: status, OnchainAnchorID: rec.RootID, TxHash: rec.TxHash, BlockNumber: rec.Block}
+	if rr.TxHash != "" {
+		out.OnchainAnchorID, out.TxHash, out.BlockNumber = rr.RootID, rr.TxHash, rr.Block
+	}
+	return out, nil
 }

@@ -25,6 +25,9 @@ type chainState struct {
 	Genesis     common.Hash    `json:"genesis"`
 	Contract    common.Address `json:"contract"`
 	DeployBlock uint64         `json:"deploy_block"` // 0 if unknown
+	// Legacy lists contracts this chain anchored with before (version 1,
+	// one storage entry per state version), oldest first.
+	Legacy []common.Address `json:"legacy_contracts,omitempty"`
 }
 
 // readState returns nil, nil when dir has no state file.

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
@@ -23,24 +24,41 @@ import (
 
 // Anchor record kinds and statuses (rows of the anchors table).
 const (
-	RecordState  = "state"
-	RecordMemory = "memory"
+	RecordState  = "state"  // a state version: its leaf's root and proof
+	RecordMemory = "memory" // a memory version: its leaf's root and proof
+	RecordRoot   = "root"   // a root: its transaction and status (RootRecord)
+	RecordChain  = "chain"  // the chain: contract, RPC URL, address binding (ChainRecord)
 
-	StatusPending  = "pending"  // not on chain yet (no row)
-	StatusAnchored = "anchored" // on chain
-	StatusConflict = "conflict" // the chain holds another hash for this version
+	// Statuses of a root, and so of every version it commits:
+	StatusPending  = "pending"  // not on chain yet (no record, or dropped by a reorg and being sent again)
+	StatusIncluded = "included" // in a block
+	StatusFinal    = "final"    // in a block with the configured confirmations on top
+	// StatusAnchored is the status of records written before roots (one
+	// transaction per version, on the first contract); they are anchored
+	// again under roots.
+	StatusAnchored = "anchored"
+	StatusConflict = "conflict" // (records before roots) the chain held another hash
 )
 
-// Record is an anchors row: the home-written, synced record of what was
-// anchored where. Row ids: "state/<project>/<version, 20 digits>" and, per
-// memory version, "memory/<number>" (VersionRecordID). Records written
-// before memories had versions are "memory/<memory id>" (MemoryRecordID);
-// they count as the record of the number they hold.
+// IsAnchored reports whether status says the version is on chain.
+func IsAnchored(status string) bool {
+	return status == StatusIncluded || status == StatusFinal || status == StatusAnchored
+}
+
+// Record is a state or memory anchors row: the home-written, synced record
+// of which root commits a version, with the version's Merkle proof. Row ids:
+// "state/<project>/<version, 20 digits>" and, per memory version,
+// "memory/<number>" (VersionRecordID). Records written before memories had
+// versions are "memory/<memory id>" (MemoryRecordID); they count as the
+// record of the number they hold.
+//
+// Status is the root's status when the record was written (included);
+// the root's RootRecord, updated as it gets confirmations, is the current
+// one (Records.Status). A record without Root predates Merkle batching.
 //
 // ProjectID, in a state record, is the keyed id home anchored the project
-// under on chain (HashHex of identity.Seed.ProjectIDHash; a conflict record
-// has it too): how an instance without the seed names the project on chain
-// (RecordedProjectID). Records written before the field existed have none.
+// under on chain (HashHex of identity.Seed.ProjectIDHash): how an instance
+// without the seed names the project on chain (RecordedProjectID).
 type Record struct {
 	Kind      string `json:"kind"`
 	Status    string `json:"status"`
@@ -48,9 +66,15 @@ type Record struct {
 	ProjectID string `json:"project_id,omitempty"` // state records; see above
 	Version   uint64 `json:"version,omitempty"`
 	StateHash string `json:"state_hash,omitempty"`
-	AnchorID  uint64 `json:"anchor_id,omitempty"`
-	MemoryID  string `json:"memory_id,omitempty"`
-	Number    uint64 `json:"number,omitempty"`
+	// Root and Proof: the merkle.Tree root that commits this version's
+	// leaf, and the leaf's proof (0x-hex hashes, leaf to root).
+	Root     string   `json:"root,omitempty"`
+	Proof    []string `json:"proof,omitempty"`
+	RootID   uint64   `json:"root_id,omitempty"`
+	AnchorID uint64   `json:"anchor_id,omitempty"` // records before roots
+	MemoryID string   `json:"memory_id,omitempty"`
+	Number   uint64   `json:"number,omitempty"`
+	// EventHash, in a memory record, is its leaf's value.
 	EventHash string `json:"event_hash,omitempty"`
 	TxHash    string `json:"tx_hash,omitempty"`
 	Block     uint64 `json:"block_number,omitempty"`
@@ -63,6 +87,31 @@ type Record struct {
 	// under the seed's memory key (records written before data keys).
 	Encryption string `json:"encryption,omitempty"`
 }
+
+// RootRecord is a root's anchors row, "root/<0x root>": where its
+// transaction is and how final. Items are the row ids of the records it
+// commits (state or memory records, by Leaves), so a root dropped by a
+// reorg can be sent again.
+type RootRecord struct {
+	Kind      string   `json:"kind"` // RecordRoot
+	Leaves    string   `json:"leaves"`
+	Status    string   `json:"status"`
+	Root      string   `json:"root"`
+	Count     int      `json:"count"`
+	RootID    uint64   `json:"root_id"`
+	TxHash    string   `json:"tx_hash"`
+	Block     uint64   `json:"block_number"`
+	BlockHash string   `json:"block_hash"`
+	ChainID   uint64   `json:"chain_id"`
+	Contract  string   `json:"contract"`
+	Items     []string `json:"items"`
+	At        string   `json:"anchored_at"`          // when home first recorded it
+	FinalAt   string   `json:"final_at,omitempty"`   // when it became final
+	Resent    int      `json:"resent,omitempty"`     // times sent again after a reorg
+}
+
+// RootRecordID is the anchors row id of a root.
+func RootRecordID(root [32]byte) string { return "root/" + HashHex(root) }
 
 // EncryptionDataKey is Record.Encryption of a memory sealed under its data
 // key (format 2; see SealMemory).
@@ -92,7 +141,14 @@ type WorkerConfig struct {
 	Interval time.Duration
 	// MaxMemoriesPerRound bounds one round's memory work (default 2000).
 	MaxMemoriesPerRound int
-	Logger              *slog.Logger
+	// Confirmations is how many blocks (the including one counts) make a
+	// root final (default 1: final once included, right for the embedded
+	// chain, which never reorganizes).
+	Confirmations uint64
+	// RPCURL is the chain's public JSON-RPC endpoint, published in the
+	// chain record (and so in every verification packet); "" for none.
+	RPCURL string
+	Logger *slog.Logger
 }
 
 // Worker anchors, on home, every state version and every numbered memory
@@ -106,7 +162,8 @@ type Worker struct {
 	kick chan struct{}
 
 	mu   sync.Mutex
-	done map[string]bool // anchors row ids written (loaded at start)
+	done map[string]bool        // guarded by mu: state and memory record ids anchored under a root (loaded at start)
+	open map[string]*RootRecord // guarded by mu: roots not final yet, by row id
 
 	nStates, nMemories, failures atomic.Uint64
 	lastSuccess                  atomic.Int64 // unix seconds of the last round without error
@@ -135,6 +192,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.System{})
 	cfg.Interval = cmp.Or(cfg.Interval, 5*time.Second)
 	cfg.MaxMemoriesPerRound = cmp.Or(cfg.MaxMemoriesPerRound, 2000)
+	cfg.Confirmations = cmp.Or(cfg.Confirmations, 1)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -174,15 +232,25 @@ func (w *Worker) load() error {
 	if w.done != nil {
 		return nil
 	}
-	done := map[string]bool{}
+	done, open := map[string]bool{}, map[string]*RootRecord{}
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
 		return txn.ScanRows(store.TableAnchors, func(r *store.Row) error {
 			if r.Deleted {
 				return nil
 			}
-			done[r.RowID] = true
+			if strings.HasPrefix(r.RowID, "root/") {
+				var rr RootRecord
+				if json.Unmarshal(r.Data, &rr) == nil && rr.Status != StatusFinal {
+					open[r.RowID] = &rr
+				}
+				return nil
+			}
 			var rec Record
-			if strings.HasPrefix(r.RowID, "memory/") && json.Unmarshal(r.Data, &rec) == nil && rec.Number != 0 {
+			if json.Unmarshal(r.Data, &rec) != nil || rec.Root == "" {
+				return nil // not a version record, or one from before roots: anchored again
+			}
+			done[r.RowID] = true
+			if rec.Kind == RecordMemory && rec.Number != 0 {
 				done[VersionRecordID(rec.Number)] = true // a record by memory id counts for its number
 			}
 			return nil
@@ -191,18 +259,19 @@ func (w *Worker) load() error {
 	if err != nil {
 		return fmt.Errorf("reading anchors: %w", err)
 	}
-	w.done = done
+	w.done, w.open = done, open
 	return nil
 }
 
-// Round anchors what is pending: state versions first, then memories.
+// Round anchors what is pending (state versions first, then memories),
+// then follows the roots not final yet: confirmations, reorgs.
 func (w *Worker) Round(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.load(); err != nil {
 		return err
 	}
-	return errors.Join(w.states(ctx), w.memories(ctx))
+	return errors.Join(w.chainRecordLocked(ctx), w.statesLocked(ctx), w.memoriesLocked(ctx), w.confirmLocked(ctx))
 }
 
 type pendingState struct {
@@ -213,7 +282,7 @@ type pendingState struct {
 	hashHex string
 }
 
-func (w *Worker) states(ctx context.Context) error {
+func (w *Worker) statesLocked(ctx context.Context) error {
 	var pending []pendingState
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
 		return txn.ScanRows(store.TableStateVersions, func(r *store.Row) error {
@@ -233,7 +302,7 @@ func (w *Worker) states(ctx context.Context) error {
 				return nil
 			}
 			h, err := state.ParseHash(v.StateHash)
-			if err != nil {
+			if err != nil || h == ([32]byte{}) {
 				w.log.Error("state version with an unreadable hash; not anchored", "row", r.RowID, "err", err)
 				return nil
 			}
@@ -245,59 +314,87 @@ func (w *Worker) states(ctx context.Context) error {
 		return err
 	}
 	for len(pending) > 0 {
-		n := min(len(pending), MaxStatesPerTx)
-		batch := pending[:n]
-		pending = pending[n:]
-		if err := w.anchorStates(ctx, batch); err != nil {
+		n := min(len(pending), MaxLeavesPerRoot)
+		if err := w.anchorStatesLocked(ctx, pending[:n]); err != nil {
 			return err
 		}
+		pending = pending[n:]
 	}
 	return nil
 }
 
-func (w *Worker) anchorStates(ctx context.Context, batch []pendingState) error {
-	in := make([]StateAnchor, len(batch))
+// anchorStatesLocked commits batch under one root and records it: a
+// record per version (root, proof) and the root's record, in one write.
+func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) error {
+	pids := make([][32]byte, len(batch))
+	leaves := make([]merkle.Hash, len(batch))
 	for i, p := range batch {
-		in[i] = StateAnchor{ProjectID: w.cfg.Seed.ProjectIDHash(p.project), Version: p.version, StateHash: p.hash}
+		pids[i] = w.cfg.Seed.ProjectIDHash(p.project)
+		leaves[i] = merkle.StateLeaf(pids[i], p.version, p.hash)
 	}
-	rec, err := w.cfg.Chain.AnchorStates(ctx, in)
-	if errors.Is(err, ErrAlreadyAnchored) && len(batch) > 1 {
-		// One of them contradicts the chain: anchor them one at a time.
-		var errs []error
-		for i := range batch {
-			errs = append(errs, w.anchorStates(ctx, batch[i:i+1]))
-		}
-		return errors.Join(errs...)
+	tree, err := merkle.New(leaves)
+	if err != nil {
+		return err
+	}
+	rcpt, err := w.cfg.Chain.AnchorRoot(ctx, tree.Root(), tree.Len())
+	if err != nil {
+		return fmt.Errorf("anchoring %d state versions: %w", len(batch), err)
 	}
 	info := w.cfg.Chain.Info()
 	now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
-	muts := make([]store.Mutation, 0, len(batch))
+	root := HashHex(tree.Root())
+	muts := make([]store.Mutation, 0, len(batch)+1)
+	items := make([]string, len(batch))
 	for i, p := range batch {
-		r := Record{Kind: RecordState, Project: p.project, ProjectID: HashHex(in[i].ProjectID), Version: p.version, StateHash: p.hashHex,
+		proof, _ := tree.Proof(leaves[i])
+		r := Record{Kind: RecordState, Status: StatusIncluded, Project: p.project, ProjectID: HashHex(pids[i]), Version: p.version,
+			StateHash: p.hashHex, Root: root, Proof: hexes(proof), RootID: rcpt.RootID, TxHash: rcpt.TxHash, Block: rcpt.Block,
 			ChainID: info.ChainID, Contract: info.Contract, At: now}
-		switch {
-		case errors.Is(err, ErrAlreadyAnchored):
-			r.Status, r.Error = StatusConflict, err.Error()
-			w.log.Error("security: the chain holds another hash for this state version", "project", p.project, "version", p.version)
-		case err != nil:
-			return fmt.Errorf("anchoring %d state versions: %w", len(batch), err)
-		default:
-			r.Status, r.AnchorID, r.TxHash, r.Block = StatusAnchored, rec.AnchorIDs[i], rec.TxHash, rec.Block
-		}
 		data, _ := json.Marshal(r)
 		muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
+		items[i] = p.id
 	}
-	if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
-		return fmt.Errorf("recording anchors: %w", err)
+	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordState, Root: root, Count: tree.Len(), Items: items, At: now}
+	if err := w.recordRootLocked(ctx, rr, rcpt, muts...); err != nil {
+		return err
 	}
 	for _, p := range batch {
 		w.done[p.id] = true
 	}
-	if err == nil {
-		w.nStates.Add(uint64(len(batch)))
-	}
-	w.log.Info("anchored state versions", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
+	w.nStates.Add(uint64(len(batch)))
+	w.log.Info("anchored state versions", "count", len(batch), "root", root, "tx", rcpt.TxHash, "block", rcpt.Block)
 	return nil
+}
+
+// recordRootLocked fills rr from the receipt, decides its status and writes
+// it with muts.
+func (w *Worker) recordRootLocked(ctx context.Context, rr *RootRecord, rcpt Receipt, muts ...store.Mutation) error {
+	info := w.cfg.Chain.Info()
+	rr.Status, rr.RootID, rr.TxHash, rr.Block, rr.BlockHash = StatusIncluded, rcpt.RootID, rcpt.TxHash, rcpt.Block, rcpt.BlockHash
+	rr.ChainID, rr.Contract = info.ChainID, info.Contract
+	if st, err := w.cfg.Chain.TxStatus(ctx, rcpt.TxHash); err == nil && st.Mined && st.Confirmations() >= w.cfg.Confirmations {
+		rr.Status, rr.FinalAt = StatusFinal, w.cfg.Clock.Now().UTC().Format(time.RFC3339)
+	}
+	data, _ := json.Marshal(rr)
+	id := "root/" + rr.Root
+	muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: id, Op: store.OpPut, Data: data})
+	if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
+		return fmt.Errorf("recording anchors: %w", err)
+	}
+	if rr.Status == StatusFinal {
+		delete(w.open, id)
+	} else {
+		w.open[id] = rr
+	}
+	return nil
+}
+
+func hexes(hs []merkle.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = HashHex(h)
+	}
+	return out
 }
 
 type pendingMemory struct {
@@ -309,7 +406,7 @@ type pendingMemory struct {
 	anchor    MemoryAnchor
 }
 
-func (w *Worker) memories(ctx context.Context) error {
+func (w *Worker) memoriesLocked(ctx context.Context) error {
 	var pending []pendingMemory
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
 		// Every numbered version, in number order (memory.Version rows).
@@ -321,20 +418,9 @@ func (w *Worker) memories(ctx context.Context) error {
 			if json.Unmarshal(r.Data, &v) != nil || v.Number == 0 || w.done[VersionRecordID(v.Number)] {
 				return nil
 			}
-			if v.ContentHash == "" || v.ForgottenAt != "" {
-				return nil // no content held (forgotten, or a legacy number): nothing to anchor
+			if p, ok := pendingOf(txn, v); ok {
+				pending = append(pending, p)
 			}
-			eh, err := state.ParseHash(v.EventHash)
-			if err != nil {
-				return nil
-			}
-			row, err := txn.GetRow(store.TableMemories, v.MemoryID)
-			if err != nil || row.Deleted {
-				return nil // deleted before it was anchored: nothing to anchor
-			}
-			pending = append(pending, pendingMemory{id: VersionRecordID(v.Number), memoryID: v.MemoryID, number: v.Number,
-				eventHash: v.EventHash, content: v.Content, anchor: MemoryAnchor{EventHash: eh, Category: v.Category,
-					Importance: uint8(max(0, min(v.Importance, 255))), PlainLength: uint32(len(v.Content))}})
 			return nil
 		})
 	})
@@ -345,39 +431,209 @@ func (w *Worker) memories(ctx context.Context) error {
 		return err
 	}
 	byHash := map[[32]byte][]pendingMemory{}
-	ms := make([]MemoryAnchor, len(pending))
-	for i, p := range pending {
-		ms[i] = p.anchor
+	ms := make([]MemoryAnchor, 0, len(pending))
+	for _, p := range pending {
+		if _, dup := byHash[p.anchor.EventHash]; !dup {
+			ms = append(ms, p.anchor)
+		}
 		byHash[p.anchor.EventHash] = append(byHash[p.anchor.EventHash], p)
 	}
-	info := w.cfg.Chain.Info()
 	for _, batch := range SplitMemories(ms) {
-		rec, err := w.cfg.Chain.AnchorMemories(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("anchoring %d memories: %w", len(batch), err)
+		if err := w.anchorMemoriesLocked(ctx, batch, byHash); err != nil {
+			return err
 		}
-		now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
-		var muts []store.Mutation
-		var ids []string
-		for _, a := range batch {
-			for _, p := range byHash[a.EventHash] {
-				data, _ := json.Marshal(Record{Kind: RecordMemory, Status: StatusAnchored, MemoryID: p.memoryID, Number: p.number,
-					EventHash: p.eventHash, TxHash: rec.TxHash, Block: rec.Block, ChainID: info.ChainID, Contract: info.Contract, At: now,
-					Encryption: EncryptionDataKey})
-				muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
-				ids = append(ids, p.id)
-			}
-		}
-		if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
-			return fmt.Errorf("recording memory anchors: %w", err)
-		}
-		for _, id := range ids {
-			w.done[id] = true
-		}
-		w.nMemories.Add(uint64(len(ids)))
-		w.log.Info("anchored memories", "count", len(batch), "tx", rec.TxHash, "block", rec.Block)
 	}
 	return nil
+}
+
+// pendingOf is the memory version v to anchor, unless there is nothing to
+// anchor (forgotten, deleted, or a legacy number without content).
+func pendingOf(txn *store.Txn, v memory.Version) (pendingMemory, bool) {
+	if v.ContentHash == "" || v.ForgottenAt != "" {
+		return pendingMemory{}, false
+	}
+	eh, err := state.ParseHash(v.EventHash)
+	if err != nil {
+		return pendingMemory{}, false
+	}
+	row, err := txn.GetRow(store.TableMemories, v.MemoryID)
+	if err != nil || row.Deleted {
+		return pendingMemory{}, false // deleted before it was anchored: nothing to anchor
+	}
+	return pendingMemory{id: VersionRecordID(v.Number), memoryID: v.MemoryID, number: v.Number,
+		eventHash: v.EventHash, content: v.Content, anchor: MemoryAnchor{EventHash: eh, Category: v.Category,
+			Importance: uint8(max(0, min(v.Importance, 255))), PlainLength: uint32(len(v.Content))}}, true
+}
+
+// memoryTree is the tree of a batch of memories: one leaf per event hash.
+func memoryTree(batch []MemoryAnchor) (*merkle.Tree, []merkle.Hash, error) {
+	leaves := make([]merkle.Hash, len(batch))
+	for i, a := range batch {
+		leaves[i] = merkle.HashLeaf(a.EventHash)
+	}
+	t, err := merkle.New(leaves)
+	return t, leaves, err
+}
+
+func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor, byHash map[[32]byte][]pendingMemory) error {
+	tree, leaves, err := memoryTree(batch)
+	if err != nil {
+		return err
+	}
+	rcpt, err := w.cfg.Chain.AnchorMemories(ctx, tree.Root(), batch)
+	if err != nil {
+		return fmt.Errorf("anchoring %d memories: %w", len(batch), err)
+	}
+	info := w.cfg.Chain.Info()
+	now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
+	root := HashHex(tree.Root())
+	var muts []store.Mutation
+	var ids []string
+	for i, a := range batch {
+		proof, _ := tree.Proof(leaves[i])
+		for _, p := range byHash[a.EventHash] {
+			data, _ := json.Marshal(Record{Kind: RecordMemory, Status: StatusIncluded, MemoryID: p.memoryID, Number: p.number,
+				EventHash: p.eventHash, Root: root, Proof: hexes(proof), RootID: rcpt.RootID, TxHash: rcpt.TxHash, Block: rcpt.Block,
+				ChainID: info.ChainID, Contract: info.Contract, At: now, Encryption: EncryptionDataKey})
+			muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
+			ids = append(ids, p.id)
+		}
+	}
+	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordMemory, Root: root, Count: tree.Len(), Items: ids, At: now}
+	if err := w.recordRootLocked(ctx, rr, rcpt, muts...); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		w.done[id] = true
+	}
+	w.nMemories.Add(uint64(len(ids)))
+	w.log.Info("anchored memories", "count", len(batch), "root", root, "tx", rcpt.TxHash, "block", rcpt.Block)
+	return nil
+}
+
+// confirmLocked follows every root not final yet: enough confirmations make
+// it final; a block moved by a reorg is followed; a transaction no longer on
+// the canonical chain is sent again (the root and every proof stay the
+// same: the contract's anchoring is idempotent).
+func (w *Worker) confirmLocked(ctx context.Context) error {
+	var errs []error
+	for id, rr := range w.open {
+		st, err := w.cfg.Chain.TxStatus(ctx, rr.TxHash)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch {
+		case st.Mined && st.Reverted:
+			errs = append(errs, fmt.Errorf("root %s: %w: tx %s", rr.Root, ErrReverted, rr.TxHash))
+			continue
+		case st.Mined && st.BlockHash == rr.BlockHash && st.Confirmations() < w.cfg.Confirmations:
+			continue // waiting for confirmations
+		case st.Mined && st.BlockHash == rr.BlockHash:
+			rr.Status, rr.FinalAt = StatusFinal, w.cfg.Clock.Now().UTC().Format(time.RFC3339)
+		case st.Mined:
+			// Re-included in another block after a reorg.
+			w.log.Warn("a reorg moved an anchoring transaction", "root", rr.Root, "tx", rr.TxHash, "from_block", rr.Block, "to_block", st.Block)
+			rr.Block, rr.BlockHash = st.Block, st.BlockHash
+		default:
+			w.log.Warn("a reorg dropped an anchoring transaction; sending the root again", "root", rr.Root, "tx", rr.TxHash, "block", rr.Block)
+			rcpt, err := w.resendLocked(ctx, rr)
+			if errors.Is(err, errRootChanged) || (err != nil && rr.Leaves == RecordMemory && errors.Is(err, merkle.ErrEmpty)) {
+				w.log.Warn("memories of a dropped root changed since; anchoring them again under a new root", "root", rr.Root)
+				muts := []store.Mutation{{Table: store.TableAnchors, RowID: id, Op: store.OpDelete}}
+				for _, item := range rr.Items {
+					muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: item, Op: store.OpDelete})
+					delete(w.done, item)
+				}
+				if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
+					errs = append(errs, err)
+				}
+				delete(w.open, id)
+				continue
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("sending root %s again: %w", rr.Root, err))
+				continue
+			}
+			rr.Resent++
+			rr.RootID, rr.TxHash, rr.Block, rr.BlockHash = rcpt.RootID, rcpt.TxHash, rcpt.Block, rcpt.BlockHash
+			rr.Status = StatusIncluded
+			if st, err := w.cfg.Chain.TxStatus(ctx, rcpt.TxHash); err == nil && st.Mined && st.Confirmations() >= w.cfg.Confirmations {
+				rr.Status, rr.FinalAt = StatusFinal, w.cfg.Clock.Now().UTC().Format(time.RFC3339)
+			}
+		}
+		data, _ := json.Marshal(rr)
+		if _, err := w.cfg.Writer.Write(ctx, store.Mutation{Table: store.TableAnchors, RowID: id, Op: store.OpPut, Data: data}); err != nil {
+			errs = append(errs, fmt.Errorf("recording root %s: %w", rr.Root, err))
+			continue
+		}
+		if rr.Status == StatusFinal {
+			delete(w.open, id)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// errRootChanged: a dropped memory root cannot be rebuilt as it was.
+var errRootChanged = errors.New("anchor: the root's memories changed since it was anchored")
+
+// resendLocked sends rr's root again, rebuilt from the records it commits.
+func (w *Worker) resendLocked(ctx context.Context, rr *RootRecord) (Receipt, error) {
+	root, err := state.ParseHash(rr.Root)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if rr.Leaves == RecordState {
+		return w.cfg.Chain.AnchorRoot(ctx, root, rr.Count)
+	}
+	// Memories: seal their content again (a fresh nonce; the root is over
+	// event hashes only, so it is the same root).
+	var pending []pendingMemory
+	err = w.cfg.DB.View(func(txn *store.Txn) error {
+		for _, id := range rr.Items {
+			rec, ok, err := ReadRecord(w.cfg.DB, id)
+			if err != nil || !ok || rec.Number == 0 {
+				continue
+			}
+			row, err := txn.GetRow(store.TableMemoryVersions, fmt.Sprintf("%020d", rec.Number))
+			if err != nil {
+				continue
+			}
+			var v memory.Version
+			if json.Unmarshal(row.Data, &v) != nil {
+				continue
+			}
+			if p, ok := pendingOf(txn, v); ok {
+				pending = append(pending, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Receipt{}, err
+	}
+	if pending, err = w.seal(ctx, pending); err != nil {
+		return Receipt{}, err
+	}
+	seen := map[[32]byte]bool{}
+	var batch []MemoryAnchor
+	for _, p := range pending {
+		if !seen[p.anchor.EventHash] {
+			seen[p.anchor.EventHash] = true
+			batch = append(batch, p.anchor)
+		}
+	}
+	tree, _, err := memoryTree(batch)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("nothing left to send (forgotten or deleted since): %w", err)
+	}
+	if tree.Root() != root {
+		// A memory forgotten or deleted since: what is left makes another
+		// root. The caller forgets this root; its memories are anchored
+		// again, with new records, at the next round.
+		return Receipt{}, errRootChanged
+	}
+	return w.cfg.Chain.AnchorMemories(ctx, tree.Root(), batch)
 }
 
 // seal encrypts each pending memory under its data key (made now for a

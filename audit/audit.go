@@ -252,7 +252,7 @@ func (a *auditor) memoryAnchor(m Memory, fail func(check, want, got, detail stri
 		rec = *m.Anchor
 	}
 	switch {
-	case m.Anchor == nil || rec.Status != anchor.StatusAnchored:
+	case m.Anchor == nil || rec.Root == "" || !anchor.IsAnchored(rec.Status):
 		skip(CheckMemoryAnchor, SkipPending, "")
 	case !strings.EqualFold(rec.EventHash, m.EventHash):
 		fail(CheckMemoryAnchor, m.EventHash, rec.EventHash, "home's anchor record names another event hash")
@@ -493,11 +493,11 @@ func (a *auditor) stateAnchors(ctx context.Context, project string) {
 	}
 	for _, c := range rep.Versions {
 		switch {
-		case c.Status == anchor.StatusAnchored && c.Match:
+		case anchor.IsAnchored(c.Status) && c.Match:
 			a.r.ok(CheckStateAnchor)
 		case c.Contradicted():
-			a.r.fail(Mismatch{Check: CheckStateAnchor, Project: project, Version: c.Version, Want: c.OnchainStateHash, Got: c.StateHash,
-				Detail: "the chain holds another state hash for this version (" + c.Status + ")"})
+			a.r.fail(Mismatch{Check: CheckStateAnchor, Project: project, Version: c.Version, Want: c.Root, Got: c.StateHash,
+				Detail: "the records or the chain contradict this version (" + c.Status + ")"})
 		case c.Status == anchor.StatusUnverified && !c.Match:
 			a.r.fail(Mismatch{Check: CheckStateAnchor, Project: project, Version: c.Version, Got: c.StateHash,
 				Detail: "home's anchor record names another state hash"})

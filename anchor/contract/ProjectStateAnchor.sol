@@ -1,44 +1,47 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.37;
 
-/// @title ProjectStateAnchor
+/// @title ProjectStateAnchor (v2: Merkle-batched)
 /// @notice Proof of existence for crow Project State versions and memory
-/// events. A state anchor stores (projectId, version, stateHash) once and for
-/// all; a memory anchor is an event only. Nothing here reveals content or
+/// events. One transaction commits the root of an OpenZeppelin
+/// StandardMerkleTree over a batch of leaves: (bytes32 projectId, uint64
+/// version, bytes32 stateHash) for state versions, (bytes32 eventHash) for
+/// memories. A leaf is proved to be in an anchored root off chain (the
+/// OpenZeppelin merkle-tree library, or MerkleProof.verify); getRoot tells
+/// whether and when a root was anchored. Nothing here reveals content or
 /// project names: projectId is a keyed hash (HMAC-SHA256 under a key derived
 /// from the owner's seed) and memory content is encrypted before it is sent.
 /// @dev Compiled by build.sh (pinned solc, optimizer, evmVersion paris so the
 /// bytecode runs on pre-Shanghai chains such as Clique PoA networks too).
 contract ProjectStateAnchor {
-    struct Anchor {
-        bytes32 projectId;
-        bytes32 stateHash;
-        uint64 version;
+    /// One storage slot per root.
+    struct Root {
+        uint64 rootId;
         uint64 anchoredAt;
-        address anchoredBy;
+        uint32 count;
     }
 
     /// @notice The only account allowed to anchor: the deployer.
     address public immutable owner;
 
-    /// Anchor ids start at 1; anchors[id - 1] is anchor id.
-    Anchor[] private anchors;
+    /// @notice How many roots were anchored; root ids run from 1 to rootCount.
+    uint64 public rootCount;
 
-    /// projectId => version => anchor id (0: not anchored).
-    mapping(bytes32 => mapping(uint64 => uint256)) private idOf;
+    mapping(bytes32 => Root) private roots;
 
-    /// @notice Emitted once per (projectId, version), when it is first anchored.
-    event StateAnchored(uint256 indexed anchorId, bytes32 indexed projectId, uint64 version, bytes32 stateHash);
+    /// @notice Emitted once per root, when it is first anchored.
+    event RootAnchored(uint256 indexed rootId, bytes32 indexed root, uint32 count);
 
-    /// @notice Emitted per memory by anchorMemories. Nothing is stored.
+    /// @notice Emitted per memory by anchorMemories, with the memory's
+    /// encrypted content (only the root is stored).
     event MemoryAnchored(
         bytes32 indexed eventHash, bytes encryptedContent, string category, uint8 importance, uint32 plainLength
     );
 
     error NotOwner(address caller);
     error LengthMismatch();
-    error ZeroStateHash(bytes32 projectId, uint64 version);
-    error AlreadyAnchored(bytes32 projectId, uint64 version, uint256 anchorId, bytes32 stateHash);
+    error ZeroRoot();
+    error ZeroCount();
 
     constructor() {
         owner = msg.sender;
@@ -49,125 +52,56 @@ contract ProjectStateAnchor {
         _;
     }
 
-    /// @notice Anchors one state version and returns its anchor id.
-    /// @dev Idempotent for the same hash: anchoring an already anchored
-    /// (projectId, version) with the same stateHash returns the existing id
-    /// and changes nothing (no event). A different stateHash reverts with
-    /// AlreadyAnchored: a version, once anchored, is never rewritten.
-    function anchor(bytes32 projectId, uint64 version, bytes32 stateHash)
-        external
-        onlyOwner
-        returns (uint256 anchorId)
-    {
-        return _anchor(projectId, version, stateHash);
+    /// @notice Anchors a Merkle root committing count leaves and returns its
+    /// root id. Idempotent: a root already anchored returns its existing id
+    /// and changes nothing (no event), so a retried transaction is harmless.
+    function anchorRoot(bytes32 root, uint32 count) external onlyOwner returns (uint256 rootId) {
+        return _anchorRoot(root, count);
     }
 
-    /// @notice Anchors many state versions in one transaction, with the same
-    /// rules as anchor for each; any conflict reverts the whole batch.
-    function anchorBatch(bytes32[] calldata projectIds, uint64[] calldata versions, bytes32[] calldata stateHashes)
-        external
-        onlyOwner
-        returns (uint256[] memory anchorIds)
-    {
-        uint256 n = projectIds.length;
-        if (versions.length != n || stateHashes.length != n) revert LengthMismatch();
-        anchorIds = new uint256[](n);
-        for (uint256 i = 0; i < n; i++) {
-            anchorIds[i] = _anchor(projectIds[i], versions[i], stateHashes[i]);
-        }
-    }
-
-    function _anchor(bytes32 projectId, uint64 version, bytes32 stateHash) private returns (uint256 anchorId) {
-        if (stateHash == bytes32(0)) revert ZeroStateHash(projectId, version);
-        anchorId = idOf[projectId][version];
-        if (anchorId != 0) {
-            bytes32 existing = anchors[anchorId - 1].stateHash;
-            if (existing != stateHash) revert AlreadyAnchored(projectId, version, anchorId, existing);
-            return anchorId;
-        }
-        anchors.push(
-            Anchor({
-                projectId: projectId,
-                stateHash: stateHash,
-                version: version,
-                anchoredAt: uint64(block.timestamp),
-                anchoredBy: msg.sender
-            })
-        );
-        anchorId = anchors.length;
-        idOf[projectId][version] = anchorId;
-        emit StateAnchored(anchorId, projectId, version, stateHash);
-    }
-
-    /// @notice Emits one MemoryAnchored event per memory. Nothing is stored and
-    /// nothing is deduplicated: a memory sent twice is logged twice.
+    /// @notice Anchors the root of a batch of memories (leaves: their event
+    /// hashes) and emits one MemoryAnchored event per memory with its
+    /// encrypted content. A root already anchored returns its id and emits
+    /// nothing: a retried batch is not logged twice.
     function anchorMemories(
+        bytes32 root,
         bytes32[] calldata eventHashes,
         bytes[] calldata encryptedContents,
         string[] calldata categories,
         uint8[] calldata importances,
         uint32[] calldata plainLengths
-    ) external onlyOwner {
+    ) external onlyOwner returns (uint256 rootId) {
         uint256 n = eventHashes.length;
         if (
             encryptedContents.length != n || categories.length != n || importances.length != n
-                || plainLengths.length != n
+                || plainLengths.length != n || n > type(uint32).max
         ) revert LengthMismatch();
+        if (roots[root].rootId != 0) return roots[root].rootId;
+        rootId = _anchorRoot(root, uint32(n));
         for (uint256 i = 0; i < n; i++) {
             emit MemoryAnchored(eventHashes[i], encryptedContents[i], categories[i], importances[i], plainLengths[i]);
         }
     }
 
-    /// @notice The anchor with this id. An unknown id (0 or above anchorCount)
-    /// returns all zeros: anchoredAt == 0 means "no such anchor".
-    function getAnchorById(uint256 anchorId)
-        external
-        view
-        returns (bytes32 projectId, uint64 version, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-    {
-        if (anchorId == 0 || anchorId > anchors.length) return (0, 0, 0, 0, address(0));
-        Anchor storage a = anchors[anchorId - 1];
-        return (a.projectId, a.version, a.stateHash, a.anchoredAt, a.anchoredBy);
+    function _anchorRoot(bytes32 root, uint32 count) private returns (uint256) {
+        if (root == bytes32(0)) revert ZeroRoot();
+        if (count == 0) revert ZeroCount();
+        Root storage r = roots[root];
+        if (r.rootId != 0) return r.rootId;
+        uint64 id = rootCount + 1;
+        rootCount = id;
+        r.rootId = id;
+        r.anchoredAt = uint64(block.timestamp);
+        r.count = count;
+        emit RootAnchored(id, root, count);
+        return id;
     }
 
-    /// @notice The anchor of (projectId, version): its id and the same fields
-    /// as getAnchorById. anchorId == 0 (and every other field zero) means that
-    /// version was never anchored.
-    function getAnchor(bytes32 projectId, uint64 version)
-        external
-        view
-        returns (
-            uint256 anchorId,
-            bytes32 anchoredProjectId,
-            uint64 anchoredVersion,
-            bytes32 stateHash,
-            uint64 anchoredAt,
-            address anchoredBy
-        )
-    {
-        anchorId = idOf[projectId][version];
-        if (anchorId == 0) return (0, 0, 0, 0, 0, address(0));
-        Anchor storage a = anchors[anchorId - 1];
-        return (anchorId, a.projectId, a.version, a.stateHash, a.anchoredAt, a.anchoredBy);
-    }
-
-    /// @notice The anchor ids of many (projectId, version) pairs at once
-    /// (0 where not anchored).
-    function getAnchorIds(bytes32[] calldata projectIds, uint64[] calldata versions)
-        external
-        view
-        returns (uint256[] memory anchorIds)
-    {
-        uint256 n = projectIds.length;
-        if (versions.length != n) revert LengthMismatch();
-        anchorIds = new uint256[](n);
-        for (uint256 i = 0; i < n; i++) {
-            anchorIds[i] = idOf[projectIds[i]][versions[i]];
-        }
-    }
-
-    /// @notice How many state anchors exist; ids run from 1 to anchorCount().
-    function anchorCount() external view returns (uint256) {
-        return anchors.length;
+    /// @notice The anchoring of root: its id, the block timestamp it was
+    /// anchored at and how many leaves it commits. rootId == 0 (and every
+    /// other field zero) means it was never anchored.
+    function getRoot(bytes32 root) external view returns (uint256 rootId, uint64 anchoredAt, uint32 count) {
+        Root storage r = roots[root];
+        return (r.rootId, r.anchoredAt, r.count);
     }
 }

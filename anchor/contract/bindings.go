@@ -35,8 +35,8 @@ var (
 
 // ProjectStateAnchorMetaData contains all meta data concerning the ProjectStateAnchor contract.
 var ProjectStateAnchorMetaData = &bind.MetaData{
-	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"},{\"internalType\":\"uint256\",\"name\":\"anchorId\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"stateHash\",\"type\":\"bytes32\"}],\"name\":\"AlreadyAnchored\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"caller\",\"type\":\"address\"}],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"}],\"name\":\"ZeroStateHash\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"eventHash\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"encryptedContent\",\"type\":\"bytes\"},{\"indexed\":false,\"internalType\":\"string\",\"name\":\"category\",\"type\":\"string\"},{\"indexed\":false,\"internalType\":\"uint8\",\"name\":\"importance\",\"type\":\"uint8\"},{\"indexed\":false,\"internalType\":\"uint32\",\"name\":\"plainLength\",\"type\":\"uint32\"}],\"name\":\"MemoryAnchored\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"anchorId\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"bytes32\",\"name\":\"stateHash\",\"type\":\"bytes32\"}],\"name\":\"StateAnchored\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"},{\"internalType\":\"bytes32\",\"name\":\"stateHash\",\"type\":\"bytes32\"}],\"name\":\"anchor\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"anchorId\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"projectIds\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint64[]\",\"name\":\"versions\",\"type\":\"uint64[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"stateHashes\",\"type\":\"bytes32[]\"}],\"name\":\"anchorBatch\",\"outputs\":[{\"internalType\":\"uint256[]\",\"name\":\"anchorIds\",\"type\":\"uint256[]\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"anchorCount\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"eventHashes\",\"type\":\"bytes32[]\"},{\"internalType\":\"bytes[]\",\"name\":\"encryptedContents\",\"type\":\"bytes[]\"},{\"internalType\":\"string[]\",\"name\":\"categories\",\"type\":\"string[]\"},{\"internalType\":\"uint8[]\",\"name\":\"importances\",\"type\":\"uint8[]\"},{\"internalType\":\"uint32[]\",\"name\":\"plainLengths\",\"type\":\"uint32[]\"}],\"name\":\"anchorMemories\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"}],\"name\":\"getAnchor\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"anchorId\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"anchoredProjectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"anchoredVersion\",\"type\":\"uint64\"},{\"internalType\":\"bytes32\",\"name\":\"stateHash\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"anchoredAt\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"anchoredBy\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"anchorId\",\"type\":\"uint256\"}],\"name\":\"getAnchorById\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"projectId\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"version\",\"type\":\"uint64\"},{\"internalType\":\"bytes32\",\"name\":\"stateHash\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"anchoredAt\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"anchoredBy\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"projectIds\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint64[]\",\"name\":\"versions\",\"type\":\"uint64[]\"}],\"name\":\"getAnchorIds\",\"outputs\":[{\"internalType\":\"uint256[]\",\"name\":\"anchorIds\",\"type\":\"uint256[]\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
-	Bin: "0x60a0604052348015600f57600080fd5b5033608052608051610f046100446000396000818161019b015281816101f50152818161035701526106540152610f046000f3fe608060405234801561001057600080fd5b50600436106100885760003560e01c80636a9fc0b21161005b5780636a9fc0b21461012b57806370c127c6146101835780638da5cb5b14610196578063c74f76dd146101d557600080fd5b8063140130381461008d5780632a1a34c6146100b657806332bf361b146100cb57806334f96c8c14610119575b600080fd5b6100a061009b366004610a6c565b6101e8565b6040516100ad9190610b0f565b60405180910390f35b6100c96100c4366004610b52565b61034c565b005b6100de6100d9366004610c58565b6104e9565b604080519586526001600160401b03948516602087015285019290925290911660608301526001600160a01b0316608082015260a0016100ad565b6000545b6040519081526020016100ad565b61013e610139366004610c8d565b61058b565b6040805196875260208701959095526001600160401b039384169486019490945260608501919091521660808301526001600160a01b031660a082015260c0016100ad565b61011d610191366004610cb9565b610647565b6101bd7f000000000000000000000000000000000000000000000000000000000000000081565b6040516001600160a01b0390911681526020016100ad565b6100a06101e3366004610cef565b6106a9565b6060336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161461023a5760405163245aecd360e01b81523360048201526024015b60405180910390fd5b85848114158061024a5750828114155b1561026b576040516001621398b960e31b0319815260040160405180910390fd5b806001600160401b0381111561028357610283610d5e565b6040519080825280602002602001820160405280156102ac578160200160208202803683370190505b50915060005b818110156103405761031b8989838181106102cf576102cf610d74565b905060200201358888848181106102e8576102e8610d74565b90506020020160208101906102fd9190610d8a565b87878581811061030f5761030f610d74565b905060200201356107c2565b83828151811061032d5761032d610d74565b60209081029190910101526001016102b2565b50509695505050505050565b336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146103975760405163245aecd360e01b8152336004820152602401610231565b8887811415806103a75750858114155b806103b25750838114155b806103bd5750818114155b156103de576040516001621398b960e31b0319815260040160405180910390fd5b60005b818110156104db578b8b828181106103fb576103fb610d74565b905060200201357fa9019c351a56d141f0ad483800c02fcf210cc18e522126dce76273559a45101c8b8b8481811061043557610435610d74565b90506020028101906104479190610da5565b8b8b8681811061045957610459610d74565b905060200281019061046b9190610da5565b8b8b8881811061047d5761047d610d74565b90506020020160208101906104929190610deb565b8a8a898181106104a4576104a4610d74565b90506020020160208101906104b99190610e0e565b6040516104cb96959493929190610e5d565b60405180910390a26001016103e1565b505050505050505050505050565b6000808080808515806104fd575060005486115b1561051657506000935083925082915081905080610582565b600080610524600189610ea7565b8154811061053457610534610d74565b600091825260209091206004909102018054600282015460018301546003909301549198506001600160401b038082169850929650600160401b900490911693506001600160a01b03169150505b91939590929450565b60008281526001602090815260408083206001600160401b038516845290915281205490808080808581036105d15750600094508493508392508291508190508061063d565b6000806105df600189610ea7565b815481106105ef576105ef610d74565b600091825260209091206004909102018054600282015460018301546003909301549198506001600160401b038082169850929650600160401b900490911693506001600160a01b03169150505b9295509295509295565b6000336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146106945760405163245aecd360e01b8152336004820152602401610231565b61069f8484846107c2565b90505b9392505050565b6060838281146106cf576040516001621398b960e31b0319815260040160405180910390fd5b806001600160401b038111156106e7576106e7610d5e565b604051908082528060200260200182016040528015610710578160200160208202803683370190505b50915060005b818110156107b8576001600088888481811061073457610734610d74565b905060200201358152602001908152602001600020600086868481811061075d5761075d610d74565b90506020020160208101906107729190610d8a565b6001600160401b03166001600160401b03168152602001908152602001600020548382815181106107a5576107a5610d74565b6020908102919091010152600101610716565b5050949350505050565b6000816107f457604051630440b09b60e21b8152600481018590526001600160401b0384166024820152604401610231565b5060008381526001602090815260408083206001600160401b038616845290915290205480156108965760008061082c600184610ea7565b8154811061083c5761083c610d74565b9060005260206000209060040201600101549050828114610890576040516336f56b8360e01b8152600481018690526001600160401b03851660248201526044810183905260648101829052608401610231565b506106a2565b506040805160a08101825284815260208082018481526001600160401b03868116848601818152428316606087019081523360808801908152600080546001808201835582805299517f290decd9548b62a8d60345a988386fc84ba6bc95484008f6362f93160ef3e56360049092029182015596517f290decd9548b62a8d60345a988386fc84ba6bc95484008f6362f93160ef3e56488015592517f290decd9548b62a8d60345a988386fc84ba6bc95484008f6362f93160ef3e5658701805493519187166fffffffffffffffffffffffffffffffff1990941693909317600160401b919096160294909417905591517f290decd9548b62a8d60345a988386fc84ba6bc95484008f6362f93160ef3e56690930180546001600160a01b0319166001600160a01b03909416939093179092558054888252938352848120828252835284902083905583519081529081018490529091859183917fe4f1c210561f4a81f98d15ba49271649afe260b05099568c25c46e593b7aa013910160405180910390a39392505050565b60008083601f840112610a3357600080fd5b5081356001600160401b03811115610a4a57600080fd5b6020830191508360208260051b8501011115610a6557600080fd5b9250929050565b60008060008060008060608789031215610a8557600080fd5b86356001600160401b03811115610a9b57600080fd5b610aa789828a01610a21565b90975095505060208701356001600160401b03811115610ac657600080fd5b610ad289828a01610a21565b90955093505060408701356001600160401b03811115610af157600080fd5b610afd89828a01610a21565b979a9699509497509295939492505050565b602080825282518282018190526000918401906040840190835b81811015610b47578351835260209384019390920191600101610b29565b509095945050505050565b60008060008060008060008060008060a08b8d031215610b7157600080fd5b8a356001600160401b03811115610b8757600080fd5b610b938d828e01610a21565b909b5099505060208b01356001600160401b03811115610bb257600080fd5b610bbe8d828e01610a21565b90995097505060408b01356001600160401b03811115610bdd57600080fd5b610be98d828e01610a21565b90975095505060608b01356001600160401b03811115610c0857600080fd5b610c148d828e01610a21565b90955093505060808b01356001600160401b03811115610c3357600080fd5b610c3f8d828e01610a21565b915080935050809150509295989b9194979a5092959850565b600060208284031215610c6a57600080fd5b5035919050565b80356001600160401b0381168114610c8857600080fd5b919050565b60008060408385031215610ca057600080fd5b82359150610cb060208401610c71565b90509250929050565b600080600060608486031215610cce57600080fd5b83359250610cde60208501610c71565b929592945050506040919091013590565b60008060008060408587031215610d0557600080fd5b84356001600160401b03811115610d1b57600080fd5b610d2787828801610a21565b90955093505060208501356001600160401b03811115610d4657600080fd5b610d5287828801610a21565b95989497509550505050565b634e487b7160e01b600052604160045260246000fd5b634e487b7160e01b600052603260045260246000fd5b600060208284031215610d9c57600080fd5b6106a282610c71565b6000808335601e19843603018112610dbc57600080fd5b8301803591506001600160401b03821115610dd657600080fd5b602001915036819003821315610a6557600080fd5b600060208284031215610dfd57600080fd5b813560ff811681146106a257600080fd5b600060208284031215610e2057600080fd5b813563ffffffff811681146106a257600080fd5b81835281816020850137506000828201602090810191909152601f909101601f19169091010190565b608081526000610e7160808301888a610e34565b8281036020840152610e84818789610e34565b91505060ff8416604083015263ffffffff83166060830152979650505050505050565b81810381811115610ec857634e487b7160e01b600052601160045260246000fd5b9291505056fea2646970667358221220dcb370d8501b2d83128583482a18fe8139fa49b6d0346690d832cc7620c85e2f64736f6c63430008250033",
+	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"caller\",\"type\":\"address\"}],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroRoot\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"eventHash\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"encryptedContent\",\"type\":\"bytes\"},{\"indexed\":false,\"internalType\":\"string\",\"name\":\"category\",\"type\":\"string\"},{\"indexed\":false,\"internalType\":\"uint8\",\"name\":\"importance\",\"type\":\"uint8\"},{\"indexed\":false,\"internalType\":\"uint32\",\"name\":\"plainLength\",\"type\":\"uint32\"}],\"name\":\"MemoryAnchored\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"rootId\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"root\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint32\",\"name\":\"count\",\"type\":\"uint32\"}],\"name\":\"RootAnchored\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"root\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32[]\",\"name\":\"eventHashes\",\"type\":\"bytes32[]\"},{\"internalType\":\"bytes[]\",\"name\":\"encryptedContents\",\"type\":\"bytes[]\"},{\"internalType\":\"string[]\",\"name\":\"categories\",\"type\":\"string[]\"},{\"internalType\":\"uint8[]\",\"name\":\"importances\",\"type\":\"uint8[]\"},{\"internalType\":\"uint32[]\",\"name\":\"plainLengths\",\"type\":\"uint32[]\"}],\"name\":\"anchorMemories\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"rootId\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"root\",\"type\":\"bytes32\"},{\"internalType\":\"uint32\",\"name\":\"count\",\"type\":\"uint32\"}],\"name\":\"anchorRoot\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"rootId\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"root\",\"type\":\"bytes32\"}],\"name\":\"getRoot\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"rootId\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"anchoredAt\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"count\",\"type\":\"uint32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"rootCount\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	Bin: "0x60a0604052348015600f57600080fd5b503360805260805161083861003d6000396000818161013201528181610179015261037701526108386000f3fe608060405234801561001057600080fd5b50600436106100575760003560e01c80631188e54b1461005c57806321111bb41461008257806374574eab146100ad57806384f94221146100c05780638da5cb5b1461012d575b600080fd5b61006f61006a366004610553565b61016c565b6040519081526020015b60405180910390f35b600054610095906001600160401b031681565b6040516001600160401b039091168152602001610079565b61006f6100bb36600461067c565b61036a565b6101046100ce3660046106a8565b6000908152600160205260409020546001600160401b0380821692600160401b830490911691600160801b900463ffffffff1690565b604080519384526001600160401b03909216602084015263ffffffff1690820152606001610079565b6101547f000000000000000000000000000000000000000000000000000000000000000081565b6040516001600160a01b039091168152602001610079565b6000336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146101be5760405163245aecd360e01b81523360048201526024015b60405180910390fd5b8988811415806101ce5750868114155b806101d95750848114155b806101e45750828114155b806101f2575063ffffffff81115b15610213576040516001621398b960e31b0319815260040160405180910390fd5b60008d8152600160205260409020546001600160401b03161561024f57505060008b8152600160205260409020546001600160401b031661035b565b6102598d826103ca565b915060005b81811015610358578c8c82818110610278576102786106c1565b905060200201357fa9019c351a56d141f0ad483800c02fcf210cc18e522126dce76273559a45101c8c8c848181106102b2576102b26106c1565b90506020028101906102c491906106d7565b8c8c868181106102d6576102d66106c1565b90506020028101906102e891906106d7565b8c8c888181106102fa576102fa6106c1565b905060200201602081019061030f919061071d565b8b8b89818110610321576103216106c1565b90506020020160208101906103369190610747565b6040516103489695949392919061078b565b60405180910390a260010161025e565b50505b9b9a5050505050505050505050565b6000336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146103b75760405163245aecd360e01b81523360048201526024016101b5565b6103c183836103ca565b90505b92915050565b6000826103ea5760405163b263ae7360e01b815260040160405180910390fd5b8163ffffffff166000036104115760405163011ee73b60e21b815260040160405180910390fd5b600083815260016020526040902080546001600160401b03161561044057546001600160401b031690506103c4565b60008054610458906001600160401b031660016107d5565b6000805467ffffffffffffffff19166001600160401b0383811691821790925584546fffffffffffffffffffffffffffffffff19168117600160401b42909316929092029190911763ffffffff60801b1916600160801b63ffffffff881690810291909117855560405190815291925086917fe3a84efc575d00cb7416d7846cd945a021d9ea50abadeebe3ca430471eaf56949060200160405180910390a36001600160401b0316949350505050565b60008083601f84011261051a57600080fd5b5081356001600160401b0381111561053157600080fd5b6020830191508360208260051b850101111561054c57600080fd5b9250929050565b600080600080600080600080600080600060c08c8e03121561057457600080fd5b8b359a5060208c01356001600160401b0381111561059157600080fd5b61059d8e828f01610508565b909b5099505060408c01356001600160401b038111156105bc57600080fd5b6105c88e828f01610508565b90995097505060608c01356001600160401b038111156105e757600080fd5b6105f38e828f01610508565b90975095505060808c01356001600160401b0381111561061257600080fd5b61061e8e828f01610508565b90955093505060a08c01356001600160401b0381111561063d57600080fd5b6106498e828f01610508565b915080935050809150509295989b509295989b9093969950565b803563ffffffff8116811461067757600080fd5b919050565b6000806040838503121561068f57600080fd5b8235915061069f60208401610663565b90509250929050565b6000602082840312156106ba57600080fd5b5035919050565b634e487b7160e01b600052603260045260246000fd5b6000808335601e198436030181126106ee57600080fd5b8301803591506001600160401b0382111561070857600080fd5b60200191503681900382131561054c57600080fd5b60006020828403121561072f57600080fd5b813560ff8116811461074057600080fd5b9392505050565b60006020828403121561075957600080fd5b6103c182610663565b81835281816020850137506000828201602090810191909152601f909101601f19169091010190565b60808152600061079f60808301888a610762565b82810360208401526107b2818789610762565b91505060ff8416604083015263ffffffff83166060830152979650505050505050565b6001600160401b0381811683821601908111156103c457634e487b7160e01b600052601160045260246000fdfea2646970667358221220df67587e182c5fc3d3ace42517baf20e7743579b10e2fa553991a8724430e6a264736f6c63430008250033",
 }
 
 // ProjectStateAnchorABI is the input ABI used to generate the binding from.
@@ -206,191 +206,54 @@ func (_ProjectStateAnchor *ProjectStateAnchorTransactorRaw) Transact(opts *bind.
 	return _ProjectStateAnchor.Contract.contract.Transact(opts, method, params...)
 }
 
-// AnchorCount is a free data retrieval call binding the contract method 0x34f96c8c.
+// GetRoot is a free data retrieval call binding the contract method 0x84f94221.
 //
-// Solidity: function anchorCount() view returns(uint256)
-func (_ProjectStateAnchor *ProjectStateAnchorCaller) AnchorCount(opts *bind.CallOpts) (*big.Int, error) {
-	var out []interface{}
-	err := _ProjectStateAnchor.contract.Call(opts, &out, "anchorCount")
-
-	if err != nil {
-		return *new(*big.Int), err
-	}
-
-	out0 := *abi.ConvertType(out[0], new(*big.Int)).(**big.Int)
-
-	return out0, err
-
-}
-
-// AnchorCount is a free data retrieval call binding the contract method 0x34f96c8c.
-//
-// Solidity: function anchorCount() view returns(uint256)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) AnchorCount() (*big.Int, error) {
-	return _ProjectStateAnchor.Contract.AnchorCount(&_ProjectStateAnchor.CallOpts)
-}
-
-// AnchorCount is a free data retrieval call binding the contract method 0x34f96c8c.
-//
-// Solidity: function anchorCount() view returns(uint256)
-func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) AnchorCount() (*big.Int, error) {
-	return _ProjectStateAnchor.Contract.AnchorCount(&_ProjectStateAnchor.CallOpts)
-}
-
-// GetAnchor is a free data retrieval call binding the contract method 0x6a9fc0b2.
-//
-// Solidity: function getAnchor(bytes32 projectId, uint64 version) view returns(uint256 anchorId, bytes32 anchoredProjectId, uint64 anchoredVersion, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorCaller) GetAnchor(opts *bind.CallOpts, projectId [32]byte, version uint64) (struct {
-	AnchorId          *big.Int
-	AnchoredProjectId [32]byte
-	AnchoredVersion   uint64
-	StateHash         [32]byte
-	AnchoredAt        uint64
-	AnchoredBy        common.Address
-}, error) {
-	var out []interface{}
-	err := _ProjectStateAnchor.contract.Call(opts, &out, "getAnchor", projectId, version)
-
-	outstruct := new(struct {
-		AnchorId          *big.Int
-		AnchoredProjectId [32]byte
-		AnchoredVersion   uint64
-		StateHash         [32]byte
-		AnchoredAt        uint64
-		AnchoredBy        common.Address
-	})
-	if err != nil {
-		return *outstruct, err
-	}
-
-	outstruct.AnchorId = *abi.ConvertType(out[0], new(*big.Int)).(**big.Int)
-	outstruct.AnchoredProjectId = *abi.ConvertType(out[1], new([32]byte)).(*[32]byte)
-	outstruct.AnchoredVersion = *abi.ConvertType(out[2], new(uint64)).(*uint64)
-	outstruct.StateHash = *abi.ConvertType(out[3], new([32]byte)).(*[32]byte)
-	outstruct.AnchoredAt = *abi.ConvertType(out[4], new(uint64)).(*uint64)
-	outstruct.AnchoredBy = *abi.ConvertType(out[5], new(common.Address)).(*common.Address)
-
-	return *outstruct, err
-
-}
-
-// GetAnchor is a free data retrieval call binding the contract method 0x6a9fc0b2.
-//
-// Solidity: function getAnchor(bytes32 projectId, uint64 version) view returns(uint256 anchorId, bytes32 anchoredProjectId, uint64 anchoredVersion, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) GetAnchor(projectId [32]byte, version uint64) (struct {
-	AnchorId          *big.Int
-	AnchoredProjectId [32]byte
-	AnchoredVersion   uint64
-	StateHash         [32]byte
-	AnchoredAt        uint64
-	AnchoredBy        common.Address
-}, error) {
-	return _ProjectStateAnchor.Contract.GetAnchor(&_ProjectStateAnchor.CallOpts, projectId, version)
-}
-
-// GetAnchor is a free data retrieval call binding the contract method 0x6a9fc0b2.
-//
-// Solidity: function getAnchor(bytes32 projectId, uint64 version) view returns(uint256 anchorId, bytes32 anchoredProjectId, uint64 anchoredVersion, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) GetAnchor(projectId [32]byte, version uint64) (struct {
-	AnchorId          *big.Int
-	AnchoredProjectId [32]byte
-	AnchoredVersion   uint64
-	StateHash         [32]byte
-	AnchoredAt        uint64
-	AnchoredBy        common.Address
-}, error) {
-	return _ProjectStateAnchor.Contract.GetAnchor(&_ProjectStateAnchor.CallOpts, projectId, version)
-}
-
-// GetAnchorById is a free data retrieval call binding the contract method 0x32bf361b.
-//
-// Solidity: function getAnchorById(uint256 anchorId) view returns(bytes32 projectId, uint64 version, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorCaller) GetAnchorById(opts *bind.CallOpts, anchorId *big.Int) (struct {
-	ProjectId  [32]byte
-	Version    uint64
-	StateHash  [32]byte
+// Solidity: function getRoot(bytes32 root) view returns(uint256 rootId, uint64 anchoredAt, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorCaller) GetRoot(opts *bind.CallOpts, root [32]byte) (struct {
+	RootId     *big.Int
 	AnchoredAt uint64
-	AnchoredBy common.Address
+	Count      uint32
 }, error) {
 	var out []interface{}
-	err := _ProjectStateAnchor.contract.Call(opts, &out, "getAnchorById", anchorId)
+	err := _ProjectStateAnchor.contract.Call(opts, &out, "getRoot", root)
 
 	outstruct := new(struct {
-		ProjectId  [32]byte
-		Version    uint64
-		StateHash  [32]byte
+		RootId     *big.Int
 		AnchoredAt uint64
-		AnchoredBy common.Address
+		Count      uint32
 	})
 	if err != nil {
 		return *outstruct, err
 	}
 
-	outstruct.ProjectId = *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
-	outstruct.Version = *abi.ConvertType(out[1], new(uint64)).(*uint64)
-	outstruct.StateHash = *abi.ConvertType(out[2], new([32]byte)).(*[32]byte)
-	outstruct.AnchoredAt = *abi.ConvertType(out[3], new(uint64)).(*uint64)
-	outstruct.AnchoredBy = *abi.ConvertType(out[4], new(common.Address)).(*common.Address)
+	outstruct.RootId = *abi.ConvertType(out[0], new(*big.Int)).(**big.Int)
+	outstruct.AnchoredAt = *abi.ConvertType(out[1], new(uint64)).(*uint64)
+	outstruct.Count = *abi.ConvertType(out[2], new(uint32)).(*uint32)
 
 	return *outstruct, err
 
 }
 
-// GetAnchorById is a free data retrieval call binding the contract method 0x32bf361b.
+// GetRoot is a free data retrieval call binding the contract method 0x84f94221.
 //
-// Solidity: function getAnchorById(uint256 anchorId) view returns(bytes32 projectId, uint64 version, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) GetAnchorById(anchorId *big.Int) (struct {
-	ProjectId  [32]byte
-	Version    uint64
-	StateHash  [32]byte
+// Solidity: function getRoot(bytes32 root) view returns(uint256 rootId, uint64 anchoredAt, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorSession) GetRoot(root [32]byte) (struct {
+	RootId     *big.Int
 	AnchoredAt uint64
-	AnchoredBy common.Address
+	Count      uint32
 }, error) {
-	return _ProjectStateAnchor.Contract.GetAnchorById(&_ProjectStateAnchor.CallOpts, anchorId)
+	return _ProjectStateAnchor.Contract.GetRoot(&_ProjectStateAnchor.CallOpts, root)
 }
 
-// GetAnchorById is a free data retrieval call binding the contract method 0x32bf361b.
+// GetRoot is a free data retrieval call binding the contract method 0x84f94221.
 //
-// Solidity: function getAnchorById(uint256 anchorId) view returns(bytes32 projectId, uint64 version, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) GetAnchorById(anchorId *big.Int) (struct {
-	ProjectId  [32]byte
-	Version    uint64
-	StateHash  [32]byte
+// Solidity: function getRoot(bytes32 root) view returns(uint256 rootId, uint64 anchoredAt, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) GetRoot(root [32]byte) (struct {
+	RootId     *big.Int
 	AnchoredAt uint64
-	AnchoredBy common.Address
+	Count      uint32
 }, error) {
-	return _ProjectStateAnchor.Contract.GetAnchorById(&_ProjectStateAnchor.CallOpts, anchorId)
-}
-
-// GetAnchorIds is a free data retrieval call binding the contract method 0xc74f76dd.
-//
-// Solidity: function getAnchorIds(bytes32[] projectIds, uint64[] versions) view returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorCaller) GetAnchorIds(opts *bind.CallOpts, projectIds [][32]byte, versions []uint64) ([]*big.Int, error) {
-	var out []interface{}
-	err := _ProjectStateAnchor.contract.Call(opts, &out, "getAnchorIds", projectIds, versions)
-
-	if err != nil {
-		return *new([]*big.Int), err
-	}
-
-	out0 := *abi.ConvertType(out[0], new([]*big.Int)).(*[]*big.Int)
-
-	return out0, err
-
-}
-
-// GetAnchorIds is a free data retrieval call binding the contract method 0xc74f76dd.
-//
-// Solidity: function getAnchorIds(bytes32[] projectIds, uint64[] versions) view returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) GetAnchorIds(projectIds [][32]byte, versions []uint64) ([]*big.Int, error) {
-	return _ProjectStateAnchor.Contract.GetAnchorIds(&_ProjectStateAnchor.CallOpts, projectIds, versions)
-}
-
-// GetAnchorIds is a free data retrieval call binding the contract method 0xc74f76dd.
-//
-// Solidity: function getAnchorIds(bytes32[] projectIds, uint64[] versions) view returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) GetAnchorIds(projectIds [][32]byte, versions []uint64) ([]*big.Int, error) {
-	return _ProjectStateAnchor.Contract.GetAnchorIds(&_ProjectStateAnchor.CallOpts, projectIds, versions)
+	return _ProjectStateAnchor.Contract.GetRoot(&_ProjectStateAnchor.CallOpts, root)
 }
 
 // Owner is a free data retrieval call binding the contract method 0x8da5cb5b.
@@ -424,67 +287,77 @@ func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) Owner() (common.Addr
 	return _ProjectStateAnchor.Contract.Owner(&_ProjectStateAnchor.CallOpts)
 }
 
-// Anchor is a paid mutator transaction binding the contract method 0x70c127c6.
+// RootCount is a free data retrieval call binding the contract method 0x21111bb4.
 //
-// Solidity: function anchor(bytes32 projectId, uint64 version, bytes32 stateHash) returns(uint256 anchorId)
-func (_ProjectStateAnchor *ProjectStateAnchorTransactor) Anchor(opts *bind.TransactOpts, projectId [32]byte, version uint64, stateHash [32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.contract.Transact(opts, "anchor", projectId, version, stateHash)
+// Solidity: function rootCount() view returns(uint64)
+func (_ProjectStateAnchor *ProjectStateAnchorCaller) RootCount(opts *bind.CallOpts) (uint64, error) {
+	var out []interface{}
+	err := _ProjectStateAnchor.contract.Call(opts, &out, "rootCount")
+
+	if err != nil {
+		return *new(uint64), err
+	}
+
+	out0 := *abi.ConvertType(out[0], new(uint64)).(*uint64)
+
+	return out0, err
+
 }
 
-// Anchor is a paid mutator transaction binding the contract method 0x70c127c6.
+// RootCount is a free data retrieval call binding the contract method 0x21111bb4.
 //
-// Solidity: function anchor(bytes32 projectId, uint64 version, bytes32 stateHash) returns(uint256 anchorId)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) Anchor(projectId [32]byte, version uint64, stateHash [32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.Anchor(&_ProjectStateAnchor.TransactOpts, projectId, version, stateHash)
+// Solidity: function rootCount() view returns(uint64)
+func (_ProjectStateAnchor *ProjectStateAnchorSession) RootCount() (uint64, error) {
+	return _ProjectStateAnchor.Contract.RootCount(&_ProjectStateAnchor.CallOpts)
 }
 
-// Anchor is a paid mutator transaction binding the contract method 0x70c127c6.
+// RootCount is a free data retrieval call binding the contract method 0x21111bb4.
 //
-// Solidity: function anchor(bytes32 projectId, uint64 version, bytes32 stateHash) returns(uint256 anchorId)
-func (_ProjectStateAnchor *ProjectStateAnchorTransactorSession) Anchor(projectId [32]byte, version uint64, stateHash [32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.Anchor(&_ProjectStateAnchor.TransactOpts, projectId, version, stateHash)
+// Solidity: function rootCount() view returns(uint64)
+func (_ProjectStateAnchor *ProjectStateAnchorCallerSession) RootCount() (uint64, error) {
+	return _ProjectStateAnchor.Contract.RootCount(&_ProjectStateAnchor.CallOpts)
 }
 
-// AnchorBatch is a paid mutator transaction binding the contract method 0x14013038.
+// AnchorMemories is a paid mutator transaction binding the contract method 0x1188e54b.
 //
-// Solidity: function anchorBatch(bytes32[] projectIds, uint64[] versions, bytes32[] stateHashes) returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorTransactor) AnchorBatch(opts *bind.TransactOpts, projectIds [][32]byte, versions []uint64, stateHashes [][32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.contract.Transact(opts, "anchorBatch", projectIds, versions, stateHashes)
+// Solidity: function anchorMemories(bytes32 root, bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorTransactor) AnchorMemories(opts *bind.TransactOpts, root [32]byte, eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.contract.Transact(opts, "anchorMemories", root, eventHashes, encryptedContents, categories, importances, plainLengths)
 }
 
-// AnchorBatch is a paid mutator transaction binding the contract method 0x14013038.
+// AnchorMemories is a paid mutator transaction binding the contract method 0x1188e54b.
 //
-// Solidity: function anchorBatch(bytes32[] projectIds, uint64[] versions, bytes32[] stateHashes) returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorSession) AnchorBatch(projectIds [][32]byte, versions []uint64, stateHashes [][32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.AnchorBatch(&_ProjectStateAnchor.TransactOpts, projectIds, versions, stateHashes)
+// Solidity: function anchorMemories(bytes32 root, bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorSession) AnchorMemories(root [32]byte, eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.Contract.AnchorMemories(&_ProjectStateAnchor.TransactOpts, root, eventHashes, encryptedContents, categories, importances, plainLengths)
 }
 
-// AnchorBatch is a paid mutator transaction binding the contract method 0x14013038.
+// AnchorMemories is a paid mutator transaction binding the contract method 0x1188e54b.
 //
-// Solidity: function anchorBatch(bytes32[] projectIds, uint64[] versions, bytes32[] stateHashes) returns(uint256[] anchorIds)
-func (_ProjectStateAnchor *ProjectStateAnchorTransactorSession) AnchorBatch(projectIds [][32]byte, versions []uint64, stateHashes [][32]byte) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.AnchorBatch(&_ProjectStateAnchor.TransactOpts, projectIds, versions, stateHashes)
+// Solidity: function anchorMemories(bytes32 root, bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorTransactorSession) AnchorMemories(root [32]byte, eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.Contract.AnchorMemories(&_ProjectStateAnchor.TransactOpts, root, eventHashes, encryptedContents, categories, importances, plainLengths)
 }
 
-// AnchorMemories is a paid mutator transaction binding the contract method 0x2a1a34c6.
+// AnchorRoot is a paid mutator transaction binding the contract method 0x74574eab.
 //
-// Solidity: function anchorMemories(bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns()
-func (_ProjectStateAnchor *ProjectStateAnchorTransactor) AnchorMemories(opts *bind.TransactOpts, eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
-	return _ProjectStateAnchor.contract.Transact(opts, "anchorMemories", eventHashes, encryptedContents, categories, importances, plainLengths)
+// Solidity: function anchorRoot(bytes32 root, uint32 count) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorTransactor) AnchorRoot(opts *bind.TransactOpts, root [32]byte, count uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.contract.Transact(opts, "anchorRoot", root, count)
 }
 
-// AnchorMemories is a paid mutator transaction binding the contract method 0x2a1a34c6.
+// AnchorRoot is a paid mutator transaction binding the contract method 0x74574eab.
 //
-// Solidity: function anchorMemories(bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns()
-func (_ProjectStateAnchor *ProjectStateAnchorSession) AnchorMemories(eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.AnchorMemories(&_ProjectStateAnchor.TransactOpts, eventHashes, encryptedContents, categories, importances, plainLengths)
+// Solidity: function anchorRoot(bytes32 root, uint32 count) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorSession) AnchorRoot(root [32]byte, count uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.Contract.AnchorRoot(&_ProjectStateAnchor.TransactOpts, root, count)
 }
 
-// AnchorMemories is a paid mutator transaction binding the contract method 0x2a1a34c6.
+// AnchorRoot is a paid mutator transaction binding the contract method 0x74574eab.
 //
-// Solidity: function anchorMemories(bytes32[] eventHashes, bytes[] encryptedContents, string[] categories, uint8[] importances, uint32[] plainLengths) returns()
-func (_ProjectStateAnchor *ProjectStateAnchorTransactorSession) AnchorMemories(eventHashes [][32]byte, encryptedContents [][]byte, categories []string, importances []uint8, plainLengths []uint32) (*types.Transaction, error) {
-	return _ProjectStateAnchor.Contract.AnchorMemories(&_ProjectStateAnchor.TransactOpts, eventHashes, encryptedContents, categories, importances, plainLengths)
+// Solidity: function anchorRoot(bytes32 root, uint32 count) returns(uint256 rootId)
+func (_ProjectStateAnchor *ProjectStateAnchorTransactorSession) AnchorRoot(root [32]byte, count uint32) (*types.Transaction, error) {
+	return _ProjectStateAnchor.Contract.AnchorRoot(&_ProjectStateAnchor.TransactOpts, root, count)
 }
 
 // ProjectStateAnchorMemoryAnchoredIterator is returned from FilterMemoryAnchored and is used to iterate over the raw logs and unpacked data for MemoryAnchored events raised by the ProjectStateAnchor contract.
@@ -639,9 +512,9 @@ func (_ProjectStateAnchor *ProjectStateAnchorFilterer) ParseMemoryAnchored(log t
 	return event, nil
 }
 
-// ProjectStateAnchorStateAnchoredIterator is returned from FilterStateAnchored and is used to iterate over the raw logs and unpacked data for StateAnchored events raised by the ProjectStateAnchor contract.
-type ProjectStateAnchorStateAnchoredIterator struct {
-	Event *ProjectStateAnchorStateAnchored // Event containing the contract specifics and raw log
+// ProjectStateAnchorRootAnchoredIterator is returned from FilterRootAnchored and is used to iterate over the raw logs and unpacked data for RootAnchored events raised by the ProjectStateAnchor contract.
+type ProjectStateAnchorRootAnchoredIterator struct {
+	Event *ProjectStateAnchorRootAnchored // Event containing the contract specifics and raw log
 
 	contract *bind.BoundContract // Generic contract to use for unpacking event data
 	event    string              // Event name to use for unpacking event data
@@ -655,7 +528,7 @@ type ProjectStateAnchorStateAnchoredIterator struct {
 // Next advances the iterator to the subsequent event, returning whether there
 // are any more events found. In case of a retrieval or parsing error, false is
 // returned and Error() can be queried for the exact failure.
-func (it *ProjectStateAnchorStateAnchoredIterator) Next() bool {
+func (it *ProjectStateAnchorRootAnchoredIterator) Next() bool {
 	// If the iterator failed, stop iterating
 	if it.fail != nil {
 		return false
@@ -664,7 +537,7 @@ func (it *ProjectStateAnchorStateAnchoredIterator) Next() bool {
 	if it.done {
 		select {
 		case log := <-it.logs:
-			it.Event = new(ProjectStateAnchorStateAnchored)
+			it.Event = new(ProjectStateAnchorRootAnchored)
 			if err := it.contract.UnpackLog(it.Event, it.event, log); err != nil {
 				it.fail = err
 				return false
@@ -679,7 +552,7 @@ func (it *ProjectStateAnchorStateAnchoredIterator) Next() bool {
 	// Iterator still in progress, wait for either a data or an error event
 	select {
 	case log := <-it.logs:
-		it.Event = new(ProjectStateAnchorStateAnchored)
+		it.Event = new(ProjectStateAnchorRootAnchored)
 		if err := it.contract.UnpackLog(it.Event, it.event, log); err != nil {
 			it.fail = err
 			return false
@@ -695,62 +568,61 @@ func (it *ProjectStateAnchorStateAnchoredIterator) Next() bool {
 }
 
 // Error returns any retrieval or parsing error occurred during filtering.
-func (it *ProjectStateAnchorStateAnchoredIterator) Error() error {
+func (it *ProjectStateAnchorRootAnchoredIterator) Error() error {
 	return it.fail
 }
 
 // Close terminates the iteration process, releasing any pending underlying
 // resources.
-func (it *ProjectStateAnchorStateAnchoredIterator) Close() error {
+func (it *ProjectStateAnchorRootAnchoredIterator) Close() error {
 	it.sub.Unsubscribe()
 	return nil
 }
 
-// ProjectStateAnchorStateAnchored represents a StateAnchored event raised by the ProjectStateAnchor contract.
-type ProjectStateAnchorStateAnchored struct {
-	AnchorId  *big.Int
-	ProjectId [32]byte
-	Version   uint64
-	StateHash [32]byte
-	Raw       types.Log // Blockchain specific contextual infos
+// ProjectStateAnchorRootAnchored represents a RootAnchored event raised by the ProjectStateAnchor contract.
+type ProjectStateAnchorRootAnchored struct {
+	RootId *big.Int
+	Root   [32]byte
+	Count  uint32
+	Raw    types.Log // Blockchain specific contextual infos
 }
 
-// FilterStateAnchored is a free log retrieval operation binding the contract event 0xe4f1c210561f4a81f98d15ba49271649afe260b05099568c25c46e593b7aa013.
+// FilterRootAnchored is a free log retrieval operation binding the contract event 0xe3a84efc575d00cb7416d7846cd945a021d9ea50abadeebe3ca430471eaf5694.
 //
-// Solidity: event StateAnchored(uint256 indexed anchorId, bytes32 indexed projectId, uint64 version, bytes32 stateHash)
-func (_ProjectStateAnchor *ProjectStateAnchorFilterer) FilterStateAnchored(opts *bind.FilterOpts, anchorId []*big.Int, projectId [][32]byte) (*ProjectStateAnchorStateAnchoredIterator, error) {
+// Solidity: event RootAnchored(uint256 indexed rootId, bytes32 indexed root, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorFilterer) FilterRootAnchored(opts *bind.FilterOpts, rootId []*big.Int, root [][32]byte) (*ProjectStateAnchorRootAnchoredIterator, error) {
 
-	var anchorIdRule []interface{}
-	for _, anchorIdItem := range anchorId {
-		anchorIdRule = append(anchorIdRule, anchorIdItem)
+	var rootIdRule []interface{}
+	for _, rootIdItem := range rootId {
+		rootIdRule = append(rootIdRule, rootIdItem)
 	}
-	var projectIdRule []interface{}
-	for _, projectIdItem := range projectId {
-		projectIdRule = append(projectIdRule, projectIdItem)
+	var rootRule []interface{}
+	for _, rootItem := range root {
+		rootRule = append(rootRule, rootItem)
 	}
 
-	logs, sub, err := _ProjectStateAnchor.contract.FilterLogs(opts, "StateAnchored", anchorIdRule, projectIdRule)
+	logs, sub, err := _ProjectStateAnchor.contract.FilterLogs(opts, "RootAnchored", rootIdRule, rootRule)
 	if err != nil {
 		return nil, err
 	}
-	return &ProjectStateAnchorStateAnchoredIterator{contract: _ProjectStateAnchor.contract, event: "StateAnchored", logs: logs, sub: sub}, nil
+	return &ProjectStateAnchorRootAnchoredIterator{contract: _ProjectStateAnchor.contract, event: "RootAnchored", logs: logs, sub: sub}, nil
 }
 
-// WatchStateAnchored is a free log subscription operation binding the contract event 0xe4f1c210561f4a81f98d15ba49271649afe260b05099568c25c46e593b7aa013.
+// WatchRootAnchored is a free log subscription operation binding the contract event 0xe3a84efc575d00cb7416d7846cd945a021d9ea50abadeebe3ca430471eaf5694.
 //
-// Solidity: event StateAnchored(uint256 indexed anchorId, bytes32 indexed projectId, uint64 version, bytes32 stateHash)
-func (_ProjectStateAnchor *ProjectStateAnchorFilterer) WatchStateAnchored(opts *bind.WatchOpts, sink chan<- *ProjectStateAnchorStateAnchored, anchorId []*big.Int, projectId [][32]byte) (event.Subscription, error) {
+// Solidity: event RootAnchored(uint256 indexed rootId, bytes32 indexed root, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorFilterer) WatchRootAnchored(opts *bind.WatchOpts, sink chan<- *ProjectStateAnchorRootAnchored, rootId []*big.Int, root [][32]byte) (event.Subscription, error) {
 
-	var anchorIdRule []interface{}
-	for _, anchorIdItem := range anchorId {
-		anchorIdRule = append(anchorIdRule, anchorIdItem)
+	var rootIdRule []interface{}
+	for _, rootIdItem := range rootId {
+		rootIdRule = append(rootIdRule, rootIdItem)
 	}
-	var projectIdRule []interface{}
-	for _, projectIdItem := range projectId {
-		projectIdRule = append(projectIdRule, projectIdItem)
+	var rootRule []interface{}
+	for _, rootItem := range root {
+		rootRule = append(rootRule, rootItem)
 	}
 
-	logs, sub, err := _ProjectStateAnchor.contract.WatchLogs(opts, "StateAnchored", anchorIdRule, projectIdRule)
+	logs, sub, err := _ProjectStateAnchor.contract.WatchLogs(opts, "RootAnchored", rootIdRule, rootRule)
 	if err != nil {
 		return nil, err
 	}
@@ -760,8 +632,8 @@ func (_ProjectStateAnchor *ProjectStateAnchorFilterer) WatchStateAnchored(opts *
 			select {
 			case log := <-logs:
 				// New log arrived, parse the event and forward to the user
-				event := new(ProjectStateAnchorStateAnchored)
-				if err := _ProjectStateAnchor.contract.UnpackLog(event, "StateAnchored", log); err != nil {
+				event := new(ProjectStateAnchorRootAnchored)
+				if err := _ProjectStateAnchor.contract.UnpackLog(event, "RootAnchored", log); err != nil {
 					// If the signature doesn't match, skip this log.
 					if errors.Is(err, bind.ErrEventSignatureMismatch) {
 						continue
@@ -786,12 +658,12 @@ func (_ProjectStateAnchor *ProjectStateAnchorFilterer) WatchStateAnchored(opts *
 	}), nil
 }
 
-// ParseStateAnchored is a log parse operation binding the contract event 0xe4f1c210561f4a81f98d15ba49271649afe260b05099568c25c46e593b7aa013.
+// ParseRootAnchored is a log parse operation binding the contract event 0xe3a84efc575d00cb7416d7846cd945a021d9ea50abadeebe3ca430471eaf5694.
 //
-// Solidity: event StateAnchored(uint256 indexed anchorId, bytes32 indexed projectId, uint64 version, bytes32 stateHash)
-func (_ProjectStateAnchor *ProjectStateAnchorFilterer) ParseStateAnchored(log types.Log) (*ProjectStateAnchorStateAnchored, error) {
-	event := new(ProjectStateAnchorStateAnchored)
-	if err := _ProjectStateAnchor.contract.UnpackLog(event, "StateAnchored", log); err != nil {
+// Solidity: event RootAnchored(uint256 indexed rootId, bytes32 indexed root, uint32 count)
+func (_ProjectStateAnchor *ProjectStateAnchorFilterer) ParseRootAnchored(log types.Log) (*ProjectStateAnchorRootAnchored, error) {
+	event := new(ProjectStateAnchorRootAnchored)
+	if err := _ProjectStateAnchor.contract.UnpackLog(event, "RootAnchored", log); err != nil {
 		return nil, err
 	}
 	event.Raw = log

@@ -362,8 +362,8 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	v := ver.Versions[0]
-	d.detail("version %d: anchor #%d in block %d of chain %d, contract %s", v.Version, v.AnchorID, v.BlockNumber, ver.Chain.ChainID, ver.Chain.Contract)
-	d.detail("on-chain hash %s matches: %v (the chain knows the project only as %s…)", v.OnchainStateHash, v.Match, ver.ProjectID[:18])
+	d.detail("version %d is %s: Merkle root %s… (root #%d) in block %d of chain %d, contract %s", v.Version, v.Status, v.Root[:18], v.RootID, v.BlockNumber, ver.Chain.ChainID, ver.Chain.Contract)
+	d.detail("its proof leads from (project id, version, state hash) to that root (the chain knows the project only as %s…)", ver.ProjectID[:18])
 	var anchored, versions int
 	err = d.until(ctx, "the memories' event hashes on chain", func() (bool, error) {
 		rows, err := client.Do(ctx, vps.c, app.TablesRows, app.RowsIn{Table: store.TableAnchors, Limit: 1000})
@@ -377,7 +377,7 @@ func (d *demo) run(ctx context.Context) error {
 			if err := json.Unmarshal(r.Data, &rec); err != nil {
 				return false, fmt.Errorf("reading anchor record %s: %w", r.RowID, err)
 			}
-			if rec.Kind == anchor.RecordMemory && rec.Status == anchor.StatusAnchored {
+			if rec.Kind == anchor.RecordMemory && rec.Root != "" {
 				memories[rec.MemoryID] = true
 				versions++
 			}

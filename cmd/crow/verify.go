@@ -60,8 +60,8 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 		}
 		for _, v := range doc.Versions {
 			fmt.Fprintf(g.stdout, "v%-4d %-10s %s", v.Version, v.Status, v.StateHash)
-			if v.AnchorID > 0 {
-				fmt.Fprintf(g.stdout, "  anchor #%d block %d", v.AnchorID, v.BlockNumber)
+			if v.RootID > 0 {
+				fmt.Fprintf(g.stdout, "  root #%d block %d", v.RootID, v.BlockNumber)
 			}
 			fmt.Fprintln(g.stdout)
 		}
