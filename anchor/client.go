@@ -54,7 +54,7 @@ type client struct {
 	// its Receipt is returned (Embedded: sync the database to disk).
 	durable func() error
 
-	bound    *bind.BoundContract // raw calls with calldata packed from contractABI
+	bound *bind.BoundContract // raw calls with calldata packed from contractABI
 
 	closed atomic.Bool
 	sendMu sync.Mutex // held while a transaction is signed, sent and mined: keeps nonces in order

@@ -105,9 +105,9 @@ type RootRecord struct {
 	ChainID   uint64   `json:"chain_id"`
 	Contract  string   `json:"contract"`
 	Items     []string `json:"items"`
-	At        string   `json:"anchored_at"`          // when home first recorded it
-	FinalAt   string   `json:"final_at,omitempty"`   // when it became final
-	Resent    int      `json:"resent,omitempty"`     // times sent again after a reorg
+	At        string   `json:"anchored_at"`        // when home first recorded it
+	FinalAt   string   `json:"final_at,omitempty"` // when it became final
+	Resent    int      `json:"resent,omitempty"`   // times sent again after a reorg
 }
 
 // RootRecordID is the anchors row id of a root.
