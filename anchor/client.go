@@ -135,12 +135,9 @@ func (c *client) AnchorRoot(ctx context.Context, root [32]byte, count int) (Rece
 	if err != nil {
 		return Receipt{}, fmt.Errorf("anchoring a root: encoding: %w", err)
 	}
-	r, err := c.send(ctx, "anchoring a root", data)
+	r, err := c.sendRoot(ctx, "anchoring a root", data, root)
 	if err != nil {
 		return Receipt{}, err
-	}
-	if r.RootID, err = c.rootID(ctx, root); err != nil {
-		return r, fmt.Errorf("reading the root id after tx %s: %w", r.TxHash, err)
 	}
 	c.log.Debug("anchored a root", "root", HashHex(root), "count", count, "tx", r.TxHash, "block", r.Block)
 	return r, nil
@@ -161,27 +158,51 @@ func (c *client) AnchorMemories(ctx context.Context, root [32]byte, ms []MemoryA
 	if err != nil {
 		return Receipt{}, fmt.Errorf("anchoring memories: encoding: %w", err)
 	}
-	r, err := c.send(ctx, "anchoring memories", data)
+	r, err := c.sendRoot(ctx, "anchoring memories", data, root)
 	if err != nil {
 		return Receipt{}, err
-	}
-	if r.RootID, err = c.rootID(ctx, root); err != nil {
-		return r, fmt.Errorf("reading the root id after tx %s: %w", r.TxHash, err)
 	}
 	c.log.Debug("anchored memories", "count", len(ms), "tx", r.TxHash, "block", r.Block)
 	return r, nil
 }
 
-// rootID reads root's id once its transaction is mined.
-func (c *client) rootID(ctx context.Context, root [32]byte) (uint64, error) {
-	ri, ok, err := c.GetRoot(ctx, root)
+// sendRoot sends a call anchoring root and returns where the root's
+// RootAnchored event is: in this transaction, or, if the root was already
+// anchored (the call was a no-op), in the transaction that first anchored
+// it, so a Receipt always points at the event a verifier looks for.
+func (c *client) sendRoot(ctx context.Context, doing string, data []byte, root [32]byte) (Receipt, error) {
+	r, logs, err := c.send(ctx, doing, data)
 	if err != nil {
-		return 0, err
+		return Receipt{}, err
 	}
-	if !ok {
-		return 0, fmt.Errorf("root %s is not anchored", HashHex(root))
+	ev := contractABI.Events["RootAnchored"].ID
+	for _, l := range logs {
+		if l.Address == c.address && len(l.Topics) == 3 && l.Topics[0] == ev && l.Topics[2] == common.Hash(root) {
+			r.RootID = new(big.Int).SetBytes(l.Topics[1][:]).Uint64()
+			return r, nil
+		}
 	}
-	return ri.ID, nil
+	// Already anchored: find the first event.
+	it, err := c.contract.FilterRootAnchored(&bind.FilterOpts{Context: ctx}, nil, [][32]byte{root})
+	if err != nil {
+		return r, fmt.Errorf("%s: finding root %s: %w", doing, HashHex(root), err)
+	}
+	defer it.Close()
+	for it.Next() {
+		if it.Event.Raw.Removed {
+			continue
+		}
+		blk, err := c.ec.HeaderByNumber(ctx, new(big.Int).SetUint64(it.Event.Raw.BlockNumber))
+		if err != nil {
+			return r, fmt.Errorf("%s: reading block %d: %w", doing, it.Event.Raw.BlockNumber, err)
+		}
+		return Receipt{TxHash: it.Event.Raw.TxHash.Hex(), Block: it.Event.Raw.BlockNumber, BlockHash: blk.Hash().Hex(),
+			RootID: it.Event.RootId.Uint64()}, nil
+	}
+	if err := it.Error(); err != nil {
+		return r, fmt.Errorf("%s: finding root %s: %w", doing, HashHex(root), err)
+	}
+	return r, fmt.Errorf("%s: tx %s was mined but root %s has no RootAnchored event", doing, r.TxHash, HashHex(root))
 }
 
 func (c *client) GetRoot(ctx context.Context, root [32]byte) (RootInfo, bool, error) {
@@ -224,31 +245,31 @@ func (c *client) TxStatus(ctx context.Context, txHash string) (TxState, error) {
 
 // send signs, sends and waits for one transaction calling the contract
 // with data, then makes it durable.
-func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, error) {
+func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, []*types.Log, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	opts, err := bind.NewKeyedTransactorWithChainID(c.key, c.chainID)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("%s: making signer: %w", doing, err)
+		return Receipt{}, nil, fmt.Errorf("%s: making signer: %w", doing, err)
 	}
 	opts.Context = ctx
 	tx, err := c.bound.RawTransact(opts, data)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("%s: %w", doing, decodeRevert(err))
+		return Receipt{}, nil, fmt.Errorf("%s: %w", doing, decodeRevert(err))
 	}
 	rcpt, err := c.waitMined(ctx, tx.Hash())
 	if err != nil {
-		return Receipt{}, fmt.Errorf("%s: waiting for tx %s: %w", doing, tx.Hash().Hex(), err)
+		return Receipt{}, nil, fmt.Errorf("%s: waiting for tx %s: %w", doing, tx.Hash().Hex(), err)
 	}
 	if rcpt.Status != types.ReceiptStatusSuccessful {
-		return Receipt{}, fmt.Errorf("%s: %w: tx %s in block %d", doing, ErrReverted, tx.Hash().Hex(), rcpt.BlockNumber)
+		return Receipt{}, nil, fmt.Errorf("%s: %w: tx %s in block %d", doing, ErrReverted, tx.Hash().Hex(), rcpt.BlockNumber)
 	}
 	if c.durable != nil {
 		if err := c.durable(); err != nil {
-			return Receipt{}, fmt.Errorf("%s: syncing the chain to disk: %w", doing, err)
+			return Receipt{}, nil, fmt.Errorf("%s: syncing the chain to disk: %w", doing, err)
 		}
 	}
-	return Receipt{TxHash: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), BlockHash: rcpt.BlockHash.Hex()}, nil
+	return Receipt{TxHash: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), BlockHash: rcpt.BlockHash.Hex()}, rcpt.Logs, nil
 }
 
 // waitMined polls for the receipt of tx until it is mined or ctx ends.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/projects"
@@ -49,6 +50,9 @@ type Versions interface {
 type VersionCheck struct {
 	Version   uint64 `json:"version"`
 	StateHash string `json:"state_hash"` // the version's hash as stored here
+	// GeneratedAt is when the version was consolidated (RFC 3339): a
+	// verifier tells "pending" from "pending past the schedule" by it.
+	GeneratedAt string `json:"generated_at,omitempty"`
 	// Status: pending (not in an anchored root yet), included (its root is
 	// in a block), final (with the configured confirmations), mismatch
 	// (the record commits another hash, or the proof fails), missing (the
@@ -203,6 +207,9 @@ func (v Verifier) report(project string) Report {
 // held here, then, if this instance reads a chain, the root on chain.
 func (v Verifier) check(ctx context.Context, project string, ver *state.Version) (VersionCheck, error) {
 	c := VersionCheck{Version: ver.Version, StateHash: ver.StateHash, Status: StatusPending}
+	if !ver.GeneratedAt.IsZero() {
+		c.GeneratedAt = ver.GeneratedAt.UTC().Format(time.RFC3339)
+	}
 	if v.DB == nil {
 		return c, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
@@ -81,6 +82,11 @@ type Deps struct {
 	// on home, anchor.RecordsProjectID elsewhere).
 	Chain     ChainReader
 	ProjectID func(project string) ([32]byte, bool)
+	// AnchorWorker is home's anchoring worker (nil elsewhere) and
+	// ChainRPCURL the public JSON-RPC URL published in packets, for
+	// chain.status.
+	AnchorWorker *anchor.Worker
+	ChainRPCURL  string
 	// Prover proves numbered memories (nil: memory.proof is unavailable).
 	Prover MemoryProver
 	// Federation fans searches out to other instances; SearchDeadline

@@ -139,14 +139,16 @@ type Daemon struct {
 	node      *crowsync.Node
 
 	// 4. edges
-	fed        *federation.Client
-	summaries  *federation.Summaries
-	chain      anchor.Chain
-	homeOnly   []service
-	ln         net.Listener
-	gatewayURL string
-	createdAt  time.Time
-	gw         *gateway.Server
+	fed       *federation.Client
+	summaries *federation.Summaries
+	chain     anchor.Chain
+	// anchorWorker is home's anchoring worker (nil elsewhere).
+	anchorWorker *anchor.Worker
+	homeOnly     []service
+	ln           net.Listener
+	gatewayURL   string
+	createdAt    time.Time
+	gw           *gateway.Server
 }
 
 // New builds the tree (see the package documentation for the stages). On

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,16 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 		info := chain.Info()
 		d.log.Info("anchoring chain", "kind", info.Kind, "chain_id", info.ChainID, "contract", info.Contract, "account", info.Account)
 	}
+	d.ln, err = net.Listen("tcp", d.cfg.Settings.Listen)
+	if err != nil {
+		return fmt.Errorf("gateway listen on %s: %w", d.cfg.Settings.Listen, err)
+	}
+	d.onClose(func() error { d.ln.Close(); return nil }) // closed by the gateway when it served
+	d.gatewayURL = d.cfg.Settings.GatewayURL
+	if d.gatewayURL == "" {
+		d.gatewayURL = "http://" + d.ln.Addr().String()
+	}
+
 	kickAnchoring := func() {}
 	if d.h.Role == registry.RoleHome {
 		if d.chain != nil {
@@ -49,16 +60,6 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 			d.homeOnly = append(d.homeOnly, service{"numbering", d.numberer().Serve})
 		}
 	}
-
-	d.ln, err = net.Listen("tcp", d.cfg.Settings.Listen)
-	if err != nil {
-		return fmt.Errorf("gateway listen on %s: %w", d.cfg.Settings.Listen, err)
-	}
-	d.onClose(func() error { d.ln.Close(); return nil }) // closed by the gateway when it served
-	d.gatewayURL = d.cfg.Settings.GatewayURL
-	if d.gatewayURL == "" {
-		d.gatewayURL = "http://" + d.ln.Addr().String()
-	}
 	d.createdAt = instanceCreatedAt(d.h.InstanceIDFile())
 	d.buildGateway(kickAnchoring)
 	return nil
@@ -68,7 +69,8 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 // the kick the gateway calls after a new state version.
 func (d *Daemon) buildAnchoring() (kick func()) {
 	worker := anchor.NewWorker(anchor.WorkerConfig{DB: d.db, Writer: d.writer, Chain: d.chain, Seed: d.h.Seed(),
-		Clock: d.clk, Logger: d.log.With("component", "anchor")})
+		Clock: d.clk, RPCURL: d.publicChainRPC(), Logger: d.log.With("component", "anchor")})
+	d.anchorWorker = worker
 	d.homeOnly = append(d.homeOnly, service{"anchoring", worker.Serve})
 	d.metrics.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_states_total",
@@ -115,4 +117,14 @@ func (d *Daemon) numberer() *memory.Numberer {
 	n := memory.NewNumberer(d.db, d.writer, d.log.With("component", "numbering"))
 	n.Clock = d.clk
 	return n
+}
+
+// publicChainRPC is the chain's public JSON-RPC endpoint, published in
+// verification packets: this gateway's own /v1/chain/rpc for the embedded
+// chain; for an external chain, none (its configured URL may carry a key).
+func (d *Daemon) publicChainRPC() string {
+	if d.chain == nil || d.chain.Info().Kind != anchor.KindEmbedded {
+		return ""
+	}
+	return strings.TrimSuffix(d.gatewayURL, "/") + "/v1/chain/rpc"
 }

@@ -60,6 +60,8 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Consolidated: kickAnchoring,
 		Chain:        chain,
 		ProjectID:    d.projectID(),
+		AnchorWorker: d.anchorWorker,
+		ChainRPCURL:  d.publicChainRPC(),
 		Prover:       d.prover(),
 		Federation:   d.fed,
 	}

@@ -7,79 +7,166 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"os"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
 )
 
 func init() {
-	register("verify", "check a project's state versions against the chain (NAME [--url GATEWAY])", runVerify)
+	register("verify", "verify a project's state versions from the chain alone (NAME [--rpc URL] [--packet FILE] [--url GATEWAY])", runVerify)
 }
 
+// runVerify takes each version's verification packet (from a gateway's
+// public endpoint, or a file) and reaches the verdict from the packet and
+// the chain alone (anchor.VerifyPacket): a gateway's own verdict is never
+// trusted.
 func runVerify(ctx context.Context, g *globals, args []string) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	g.bind(fs)
-	gw := fs.String("url", "", "a gateway to ask (public endpoint, no key); default: the local daemon")
+	gw := fs.String("url", "", "the gateway to take the packets from (public endpoint, no key); default: the local daemon")
+	rpc := fs.String("rpc", "", "a JSON-RPC endpoint of the anchoring chain; default: the packet's rpc_url")
+	cpRPC := fs.String("checkpoint-rpc", "", "a JSON-RPC endpoint of the checkpoint chain; default: the checkpoint's rpc_url")
+	packet := fs.String("packet", "", "verify this packet file (GET /v1/project/{name}/state/anchor's answer) instead of asking a gateway")
+	version := fs.Uint64("version", 0, "only this version (default: every version)")
+	maxPending := fs.Duration("max-pending", 10*time.Minute, "a version still pending this long after its consolidation is a failure")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("usage: crow verify NAME [--url http://HOST:PORT]")
+	if len(pos) > 1 || (len(pos) == 0 && *packet == "") {
+		return usagef("usage: crow verify NAME [--rpc URL] [--url GATEWAY] [--version N] | crow verify --packet FILE [--rpc URL]")
 	}
-	var c *client.Client
-	if *gw != "" {
-		c = client.New(*gw, "")
-	} else if c, err = newClient(g); err != nil {
-		return err
-	}
-	c = c.WithKey("") // a public endpoint: no key
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	raw, err := client.DoRaw(ctx, c, app.ProjectVerify, app.ProjectName{Project: pos[0]})
-	if err != nil {
-		if ue := (*url.Error)(nil); errors.As(err, &ue) {
-			return fmt.Errorf("asking %s: %w", c.Base(), ue)
+	var checks []anchor.VersionCheck
+	if *packet != "" {
+		p, err := readPacket(*packet)
+		if err != nil {
+			return err
 		}
+		checks = []anchor.VersionCheck{{Version: p.Version, StateHash: p.StateHash, Status: p.Status, Packet: &p}}
+	} else if checks, err = fetchChecks(ctx, g, *gw, pos[0]); err != nil {
 		return err
 	}
-	var doc app.Verification
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return fmt.Errorf("decoding answer: %w", err)
+	var out []anchor.PacketVerdict
+	var failed []string
+	for _, c := range checks {
+		if *version != 0 && c.Version != *version {
+			continue
+		}
+		var v anchor.PacketVerdict
+		if c.Packet == nil {
+			v = anchor.PacketVerdict{Version: c.Version, StateHash: c.StateHash, Verdict: anchor.VerdictPending,
+				Checks: []anchor.Check{{Name: "status", Detail: "no packet yet: the version is not in an anchored root"}}}
+		} else {
+			v = anchor.VerifyPacket(ctx, *c.Packet, cmpOr(*rpc, c.Packet.RPCURL), *cpRPC)
+		}
+		if v.Verdict == anchor.VerdictPending && pendingTooLong(c.GeneratedAt, *maxPending) {
+			failed = append(failed, fmt.Sprintf("version %d is still pending %s after its consolidation", c.Version, *maxPending))
+		} else if v.Verdict == anchor.VerdictMismatch || v.Verdict == anchor.VerdictMissing {
+			failed = append(failed, fmt.Sprintf("version %d: %s (%s)", v.Version, v.Verdict, firstFailure(v)))
+		}
+		out = append(out, v)
+	}
+	if *version != 0 && len(out) == 0 {
+		return fmt.Errorf("version %d: no such version", *version)
 	}
 	if g.json {
+		raw, _ := json.Marshal(map[string]any{"versions": out, "ok": len(failed) == 0})
 		if err := printJSON(g.stdout, raw); err != nil {
 			return err
 		}
 	} else {
-		if doc.Chain != nil {
-			fmt.Fprintf(g.stdout, "chain %d (%s), contract %s, project id %s\n", doc.Chain.ChainID, doc.Chain.Kind, doc.Chain.Contract, doc.ProjectID)
-		} else {
-			fmt.Fprintf(g.stdout, "this gateway reads no chain: the statuses are home's replicated records (project id %s)\n", doc.ProjectID)
-		}
-		for _, v := range doc.Versions {
-			fmt.Fprintf(g.stdout, "v%-4d %-10s %s", v.Version, v.Status, v.StateHash)
+		for _, v := range out {
+			fmt.Fprintf(g.stdout, "v%-4d %-9s %s", v.Version, v.Verdict, v.StateHash)
 			if v.RootID > 0 {
-				fmt.Fprintf(g.stdout, "  root #%d block %d", v.RootID, v.BlockNumber)
+				fmt.Fprintf(g.stdout, "  root #%d (%s)", v.RootID, v.AnchoredAt)
 			}
 			fmt.Fprintln(g.stdout)
+			for _, c := range v.Checks {
+				mark := "ok  "
+				if !c.OK {
+					mark = "FAIL"
+				}
+				if v.Verdict == anchor.VerdictPending {
+					mark = "    "
+				}
+				fmt.Fprintf(g.stdout, "      %s %-18s %s\n", mark, c.Name, c.Detail)
+			}
 		}
 	}
-	for _, v := range doc.Versions {
-		if v.Contradicted() {
-			return fmt.Errorf("version %d does NOT match the chain (%s)", v.Version, v.Status)
-		}
+	if len(failed) > 0 {
+		return errors.New(failed[0])
 	}
 	if !g.json {
-		switch {
-		case doc.Verified:
-			fmt.Fprintln(g.stdout, "verified: every version is anchored and matches")
-		case doc.Chain == nil:
-			fmt.Fprintln(g.stdout, "not verified here: this instance reads no chain; run crow verify on home, or --url its gateway")
-		default:
-			fmt.Fprintln(g.stdout, "not fully verified yet: some versions are pending (anchoring runs every few seconds on home)")
-		}
+		fmt.Fprintf(g.stdout, "verified from the chain alone: %d version(s) checked\n", len(out))
 	}
 	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func firstFailure(v anchor.PacketVerdict) string {
+	for _, c := range v.Checks {
+		if !c.OK {
+			return c.Name + ": " + c.Detail
+		}
+	}
+	return v.Verdict
+}
+
+func pendingTooLong(generatedAt string, max time.Duration) bool {
+	t, err := time.Parse(time.RFC3339, generatedAt)
+	return err == nil && time.Since(t) > max
+}
+
+// readPacket reads a packet file: the packet itself, or an answer that
+// holds it under "packet".
+func readPacket(path string) (anchor.Packet, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return anchor.Packet{}, fmt.Errorf("reading the packet: %w", err)
+	}
+	var wrapped struct {
+		Packet *anchor.Packet `json:"packet"`
+	}
+	var p anchor.Packet
+	if err := json.Unmarshal(b, &wrapped); err == nil && wrapped.Packet != nil {
+		p = *wrapped.Packet
+	} else if err := json.Unmarshal(b, &p); err != nil {
+		return anchor.Packet{}, fmt.Errorf("reading the packet %s: %w", path, err)
+	}
+	if p.Root == "" && p.Status != anchor.StatusPending {
+		return anchor.Packet{}, fmt.Errorf("%s is not a verification packet (no root)", path)
+	}
+	return p, nil
+}
+
+// fetchChecks takes every version's packet from a gateway's public
+// GET /v1/verify/{name}.
+func fetchChecks(ctx context.Context, g *globals, gw, project string) ([]anchor.VersionCheck, error) {
+	var c *client.Client
+	var err error
+	if gw != "" {
+		c = client.New(gw, "")
+	} else if c, err = newClient(g); err != nil {
+		return nil, err
+	}
+	c = c.WithKey("") // a public endpoint: no key
+	doc, err := client.Do(ctx, c, app.ProjectVerify, app.ProjectName{Project: project})
+	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			return nil, fmt.Errorf("asking %s: %w", c.Base(), ue)
+		}
+		return nil, err
+	}
+	return doc.Versions, nil
 }
