@@ -2,81 +2,93 @@
 // and memories on an Ethereum (EVM) chain (SPEC §11), without putting on the
 // chain anything that reveals a memory's content or a project's name.
 //
-// The home instance's anchor worker uses it as follows:
+// The home instance's anchor worker (Worker, worker.go) uses it as follows:
 //
 //  1. Open a Chain once, at start: OpenEmbedded($CROW_HOME/chain,
 //     seed.AnchorKey(), log) by default, or DialRPC(ctx, url, contract,
 //     seed.AnchorKey()) when an external chain is configured (Deploy makes
-//     the contract there, once). Close it on shutdown.
-//  2. Memories: for each numbered memory, take its data key
+//     the contract there, once; the daemon persists its address). Close it
+//     on shutdown.
+//  2. Each round, write the chain record (ChainRecord: chain id, contract,
+//     public RPC URL, and the root key's signature binding the anchoring
+//     address to the crow id) if it is missing.
+//  3. States: every state version without a record is a leaf
+//     merkle.StateLeaf(seed.ProjectIDHash(name), version, stateHash); all of
+//     a round's leaves (at most MaxLeavesPerRoot) make one merkle.Tree, and
+//     one transaction commits its root (AnchorRoot). Then, in one store
+//     write, a Record per version (its root and proof) and a RootRecord for
+//     the root (transaction, block, status). Nothing is recorded before the
+//     transaction is mined; a round that dies in between builds the same
+//     tree again from the same pending versions, and the contract's
+//     anchorRoot is idempotent (a root anchored again returns its id, logs
+//     nothing), so a retry costs a no-op transaction and records the
+//     original one.
+//  4. Memories: for each numbered memory version, take its data key
 //     (NewDataKeys(db, seed).Ensure, which makes one the first time and
 //     none for a memory whose key was shredded: that memory is not
-//     anchored), SealMemory(dataKey, eventHash, content) and build a
-//     MemoryAnchor; cut the pending ones with SplitMemories and call
-//     AnchorMemories per batch. Record the Receipt
-//     (tx hash, block) against each memory only after AnchorMemories
-//     returns nil. Nothing is deduplicated on chain: a batch retried after an
-//     error whose transaction was in fact mined logs its memories twice,
-//     which is harmless (readers take the first event per event hash).
-//  3. States: for each unanchored version, StateAnchor{seed.ProjectIDHash(
-//     name), version, stateHash}; call AnchorStates with at most
-//     MaxStatesPerTx of them and record Receipt.AnchorIDs[i], TxHash and
-//     Block against version i. Retrying is safe: a version already anchored
-//     with the same hash returns its existing id. A version anchored with
-//     another hash (ErrAlreadyAnchored) fails the whole batch: anchor the
-//     others without it, and report it, since the chain then contradicts
-//     the local history. Each state record carries the project id it was
-//     anchored under (Record.ProjectID).
-//  4. Forgetting a memory (SPEC §10) calls ShredMemoryKey(db, memoryID)
+//     anchored), SealMemory(dataKey, eventHash, content); cut the batch with
+//     SplitMemories; each batch is a tree over merkle.HashLeaf(eventHash)
+//     and one AnchorMemories(root, batch), which stores the root and logs
+//     one MemoryAnchored event per memory (with its ciphertext). Records as
+//     for states.
+//  5. Confirmations: each round follows the roots not final (TxStatus):
+//     included → final once WorkerConfig.Confirmations blocks (the
+//     including one counts) are on the canonical chain; a transaction a
+//     reorg moved to another block is followed; one a reorg dropped is sent
+//     again — the same root, so every version's proof stays valid.
+//  6. Forgetting a memory (SPEC §10) calls ShredMemoryKey(db, memoryID)
 //     on home, then compacts the store (see ShredMemoryKey). From then on
 //     the memory's ciphertext on chain decrypts with nothing.
-//  5. Proofs: Prover.MemoryProof(ctx, n) rebuilds number n's event record,
-//     reads home's anchor record and the MemoryAnchored event back from
-//     the chain, decrypts it and compares the content hash (verified,
-//     content_forgotten, pending, mismatch naming the parts; unverified
-//     where the chain or the seed is missing).
-//  6. Verification endpoints read with GetAnchor(projectID, version) and
-//     compare StateHash with the local one (Verifier). Only home holds the
-//     seed, so only home computes project ids (SeedProjectID); every other
-//     instance takes them from home's replicated state records
-//     (RecordsProjectID), and until one records a project's id, reports
-//     that project from the records alone, with an empty project id.
+//  7. Proofs and verification: Prover.MemoryProof(ctx, n) rebuilds number
+//     n's event record, checks its Merkle proof, reads the MemoryAnchored
+//     event back, decrypts it and compares the content hash. The Verifier
+//     checks each state version's record and proof against the state held
+//     here and getRoot on chain; PacketOf makes the verification packet
+//     (SPEC §11), and VerifyPacket reaches a verdict from a packet and any
+//     JSON-RPC endpoint alone (crow verify). Records replicate, so every
+//     instance serves packets; only home (the seed) computes project ids
+//     (SeedProjectID); others take them from home's records
+//     (RecordsProjectID).
 //
-// Every method blocks until its transaction is mined (milliseconds on the
-// embedded chain) or ctx ends; transactions are serialized, one in flight at
-// a time. If ctx ends first the transaction may still be mined later; steps 2
-// and 3 above make that safe.
+// Every writing method blocks until its transaction is mined (milliseconds
+// on the embedded chain) or ctx ends; transactions are serialized, one in
+// flight at a time. If ctx ends first the transaction may still be mined
+// later; the idempotent contract makes that safe.
 //
 // # The contract
 //
-// ProjectStateAnchor (contract/ProjectStateAnchor.sol) is owned by the account
-// that deployed it, the seed's anchoring key; only that account may write.
+// ProjectStateAnchor v2 (contract/ProjectStateAnchor.sol) is owned by the
+// account that deployed it, the seed's anchoring key; only that account may
+// write.
 //
-//	anchor(bytes32 projectId, uint64 version, bytes32 stateHash) returns (uint256 anchorId)
-//	anchorBatch(bytes32[] projectIds, uint64[] versions, bytes32[] stateHashes) returns (uint256[] anchorIds)
-//	anchorMemories(bytes32[] eventHashes, bytes[] encryptedContents, string[] categories,
-//	               uint8[] importances, uint32[] plainLengths)
-//	getAnchorById(uint256 anchorId) view returns (bytes32 projectId, uint64 version,
-//	               bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-//	getAnchor(bytes32 projectId, uint64 version) view returns (uint256 anchorId,
-//	               bytes32 projectId, uint64 version, bytes32 stateHash, uint64 anchoredAt, address anchoredBy)
-//	getAnchorIds(bytes32[] projectIds, uint64[] versions) view returns (uint256[])
-//	anchorCount() view returns (uint256)
+//	anchorRoot(bytes32 root, uint32 count) returns (uint256 rootId)
+//	anchorMemories(bytes32 root, bytes32[] eventHashes, bytes[] encryptedContents,
+//	               string[] categories, uint8[] importances, uint32[] plainLengths) returns (uint256 rootId)
+//	getRoot(bytes32 root) view returns (uint256 rootId, uint64 anchoredAt, uint32 count)
+//	rootCount() view returns (uint64)
 //	owner() view returns (address)
 //
-//	event StateAnchored(uint256 indexed anchorId, bytes32 indexed projectId, uint64 version, bytes32 stateHash)
+//	event RootAnchored(uint256 indexed rootId, bytes32 indexed root, uint32 count)
 //	event MemoryAnchored(bytes32 indexed eventHash, bytes encryptedContent, string category,
 //	                     uint8 importance, uint32 plainLength)
 //
-// Rules: anchor ids run from 1 in anchoring order. A (projectId, version) is
-// anchored at most once: anchoring it again with the same stateHash returns
-// the existing id and changes nothing (no event), with another stateHash
-// reverts AlreadyAnchored(projectId, version, anchorId, stateHash), and a
-// batch is all or nothing. An all-zero stateHash reverts ZeroStateHash.
-// anchoredAt is the block timestamp. Reads of something never anchored
-// return all zeros (anchorId 0, anchoredAt 0) rather than reverting. Memory
-// anchoring stores nothing: it only emits one event per memory, which keeps
-// it cheap (calldata and log data, no storage).
+// Rules: root ids run from 1 in anchoring order; a root is stored once (one
+// storage slot: id, block timestamp, leaf count); anchoring it again returns
+// its id and changes nothing; a zero root or count reverts. Reads of a root
+// never anchored return all zeros. The Merkle trees are OpenZeppelin's
+// StandardMerkleTree (package merkle): state leaves are
+// ["bytes32","uint64","bytes32"] (projectId, version, stateHash), memory and
+// checkpoint leaves ["bytes32"]. The chain holds no per-version entry: a
+// version's existence is its proof plus getRoot. Unlike v1, the chain
+// itself no longer refuses a second, different hash for a version; home's
+// records are the one history, and a verifier checks the version it is
+// given.
+//
+// v1 (one storage entry per version: anchor, anchorBatch, getAnchor) was
+// replaced: an embedded chain holding v1 gets v2 deployed beside it (the
+// state file lists the old one under legacy_contracts) and its versions
+// are anchored again under roots; DialRPC refuses a v1 address
+// (ErrOldContract).
 //
 // The contract is compiled by contract/build.sh with solc 0.8.37 from npm
 // (tarball integrity and compiler build pinned), optimizer on with 200 runs,
@@ -93,13 +105,15 @@
 // hash, its content encrypted, its category, its importance and its
 // plaintext length. Nothing else.
 //
-//   - The project id is ProjectID = HMAC-SHA256(ProjectIDKey, "crow-project-id-v1" ‖ name),
-//     a keyed hash: without the seed it cannot be reversed or even tested
-//     against a guessed name. It is stable, so anchors of one project can be
-//     linked to each other (how many versions, when), but not to a name.
-//     Only home computes it; home's anchor records (replicated to the
-//     owner's instances, never on chain) pair it with the name, so a
-//     satellite can name the project on chain without the seed.
+//   - The project id is identity.Seed.ProjectIDHash(name) =
+//     HMAC-SHA256(key, UTF-8 name) with key = HKDF-SHA256(seed, salt empty,
+//     info "crow-project-id-v1") (identity/derive.go), a keyed hash:
+//     without the seed it cannot be reversed or even tested against a
+//     guessed name. It is stable, so anchors of one project can be linked
+//     to each other (how many versions, when), but not to a name. Only home
+//     computes it; home's anchor records (replicated to the owner's
+//     instances, never on chain) pair it with the name, so a satellite can
+//     name the project on chain without the seed.
 //   - The state hash is SHA3-256 over a domain separator and the canonical
 //     state; it reveals nothing of the state without the state itself.
 //   - Memory content is XChaCha20-Poly1305 under the memory's own random
@@ -141,29 +155,31 @@
 //
 // # Verifying a state hash, as a third party
 //
-// A third party needs, from crow's public GET /v1/project/{name}/state/anchor
-// (or from the state's owner): the chain (chain id and an RPC endpoint of
-// it), the contract address, the project id (hex, 32 bytes), the version and
-// the state hash. The name is not needed and not enough. Then, on any node
-// of that chain:
+// docs/VERIFY.md is the recipe (a short script using ethers and
+// @openzeppelin/merkle-tree, and the cast lines). In short, with the packet
+// from crow's public GET /v1/project/{name}/state/anchor?version=N and any
+// JSON-RPC endpoint of the chain (the packet's rpc_url: for the embedded
+// chain, home's public, read-only POST /v1/chain/rpc):
 //
-//  1. Call getAnchor(projectId, version) (eth_call, selector 0x6a9fc0b2).
-//     With Foundry:
-//     cast call <contract> "getAnchor(bytes32,uint64)(uint256,bytes32,uint64,bytes32,uint64,address)" <projectId> <version> --rpc-url <url>
-//     anchorId 0 means "never anchored".
-//  2. Compare the returned stateHash with the claimed one; anchoredAt is
-//     when the chain first saw it (the block timestamp).
-//  3. Check that anchoredBy equals owner() (0x8da5cb5b): only the owner can
-//     anchor, and the owner is the account derived from the person's seed.
-//  4. Optionally, the transaction: the receipt of the tx hash crow reports
-//     has a log of the contract whose topics are StateAnchored
-//     (0xe4f1c210561f4a81f98d15ba49271649afe260b05099568c25c46e593b7aa013),
-//     the anchor id and the project id, and whose data is (version,
-//     stateHash). getAnchorById(anchorId) (0x32bf361b) returns the same.
+//  1. StandardMerkleTree.verify(root, ["bytes32","uint64","bytes32"],
+//     [project_id, version, state_hash], proof) is true.
+//  2. getRoot(root) on the contract has rootId ≠ 0; anchoredAt is when the
+//     chain first saw it.
+//  3. owner() is anchoring_address, and root_public_key — whose hash is
+//     the crow id — signed BindingMessage(crow_id, anchoring_address) in
+//     address_signature: the account anchors for that crow id.
+//  4. Optionally, tx_hash's receipt is in block_number and logs
+//     RootAnchored(rootId, root, count) from the contract; and, with
+//     checkpoints on, the same on the external chain for the checkpoint
+//     root, after verifying the checkpoint proof with leaf [root].
 //
-// To check that the hash is the hash of a given state, recompute it from the
-// state document (SHA3-256 over "CM_PROJECT_STATE_V2" ‖ RFC 8785 canonical
-// JSON, SPEC §10): this package does not compute state hashes.
+// Which values need the seed: project_id (the keyed hash above), the
+// anchoring key (it signs the transactions) and the root key (the binding
+// signature) are made by home from the seed; every check above needs none
+// of them, and the name of the project is never needed. To check that
+// state_hash is the hash of a given state, recompute it from the state
+// document (SHA3-256 over "CM_PROJECT_STATE_V2" ‖ RFC 8785 canonical JSON,
+// SPEC §10): this package does not compute state hashes.
 //
 // # The embedded chain and how it persists
 //
