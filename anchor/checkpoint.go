@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	ethcrypto "github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/state"
@@ -218,6 +221,56 @@ func CheckCheckpoint(ctx context.Context, ch ChainReader, p Packet) error {
 	if !ok {
 		return fmt.Errorf("%w: checkpoint %s on chain %d, contract %s", ErrCheckpointMissing, cp.Root, cp.ChainID, cp.Contract)
 	}
+	return nil
+}
+
+// Reader reads roots from a ProjectStateAnchor over JSON-RPC, with no key:
+// a verifier's ChainReader (CheckCheckpoint with p.Checkpoint.RPCURL, or the
+// Verifier on any instance). DialRPC cannot serve there: it insists the key
+// owns the contract.
+type Reader struct {
+	c *client
+}
+
+var _ ChainReader = (*Reader)(nil)
+
+// DialReader connects to rpcURL and binds the ProjectStateAnchor at
+// contractAddr, read only. It fails if there is no current (v2) contract
+// there.
+func DialReader(ctx context.Context, rpcURL string, contractAddr common.Address) (*Reader, error) {
+	ec, chainID, err := dial(ctx, rpcURL)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ethcrypto.GenerateKey() // the client's signer; a Reader never sends
+	if err != nil {
+		ec.Close()
+		return nil, err
+	}
+	c, err := newClient(ec, contractAddr, key, chainID, ChainInfo{Kind: KindRPC, RPCURL: rpcURL}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		ec.Close()
+		return nil, err
+	}
+	c.info.Account = ""
+	if err := c.checkOwner(ctx); err != nil && !errors.Is(err, ErrNotOwner) {
+		ec.Close()
+		return nil, err
+	}
+	return &Reader{c: c}, nil
+}
+
+// GetRoot reads the anchoring of root (ok false: never anchored).
+func (r *Reader) GetRoot(ctx context.Context, root [32]byte) (RootInfo, bool, error) {
+	return r.c.GetRoot(ctx, root)
+}
+
+// Info describes the chain and contract (Account is empty).
+func (r *Reader) Info() ChainInfo { return r.c.Info() }
+
+// Close closes the connection.
+func (r *Reader) Close() error {
+	r.c.closeClient()
 	return nil
 }
 

@@ -185,6 +185,18 @@ func TestCheckpointCommitsRootsOnExternalChain(t *testing.T) {
 			t.Fatalf("v%d: CheckCheckpoint: %v", v, err)
 		}
 	}
+	// A verifier holds no key: it reads B through a Reader.
+	reader, err := DialReader(ctx, pub.node.Info().RPCURL, common.HexToAddress(ckPacket(t, env.DB, "crow", 1).Checkpoint.Contract))
+	if err != nil {
+		t.Fatalf("DialReader: %v", err)
+	}
+	defer reader.Close()
+	if err := CheckCheckpoint(ctx, reader, ckPacket(t, env.DB, "crow", 2)); err != nil {
+		t.Fatalf("CheckCheckpoint through a Reader: %v", err)
+	}
+	if info := reader.Info(); info.Account != "" || info.ChainID != pub.rpc.Info().ChainID {
+		t.Fatalf("reader info %+v", info)
+	}
 
 	// The checks refuse what does not hold.
 	p := ckPacket(t, env.DB, "crow", 1)
