@@ -257,7 +257,23 @@ func CheckPacket(p Packet) error {
 // ErrProofMismatch is wrapped by CheckPacket when a Merkle proof fails.
 var ErrProofMismatch = errors.New("anchor: Merkle proof mismatch")
 
-// checkpointOf finds the checkpoint that covers root, if any.
+// checkpointOf finds the checkpoint that covers root, if any: the index
+// row names it, and root's proof is taken from the tree rebuilt from the
+// checkpoint's roots.
 func checkpointOf(db *store.DB, root string) (CheckpointProof, bool, error) {
-	return CheckpointProof{}, false, nil
+	var ref checkpointRef
+	ok, err := readJSON(db, checkpointRefID(root), &ref)
+	if err != nil || !ok {
+		return CheckpointProof{}, false, err
+	}
+	cr, ok, err := ReadCheckpointRecord(db, ref.Checkpoint)
+	if err != nil || !ok {
+		return CheckpointProof{}, false, err // the index row replicated before its record: none yet
+	}
+	proof, err := cr.ProofOf(root)
+	if err != nil {
+		return CheckpointProof{}, false, err
+	}
+	return CheckpointProof{ChainID: cr.ChainID, Contract: cr.Contract, Root: cr.Root, Proof: hexes(proof), TxHash: cr.TxHash,
+		BlockNumber: cr.Block, Status: cr.Status, RPCURL: cr.RPCURL}, true, nil
 }
