@@ -33,6 +33,8 @@ type ChainStatus struct {
 	Roots map[string]int `json:"roots"`
 	Open  []RootRecord   `json:"open_roots"`
 	Last  *RootRecord    `json:"last_root,omitempty"`
+	// Checkpoint is the last public-chain checkpoint (nil: none, or off).
+	Checkpoint *CheckpointRecord `json:"last_checkpoint,omitempty"`
 	// Worker: home's anchoring worker counters (nil elsewhere).
 	Worker *WorkerStats `json:"worker,omitempty"`
 	Error  string       `json:"error,omitempty"` // reading the chain failed
@@ -125,6 +127,15 @@ func Status(ctx context.Context, ch Chain, db *store.DB, w *Worker, rpcURL strin
 			return nil
 		})
 	})
+	if err != nil {
+		return st, err
+	}
+	if cr, ok, err := LastCheckpoint(db); err != nil {
+		return st, err
+	} else if ok {
+		cr.Roots = nil
+		st.Checkpoint = &cr
+	}
 	for i := range st.Open {
 		st.Open[i].Items = nil
 	}

@@ -60,6 +60,11 @@ func runChain(ctx context.Context, g *globals, args []string) error {
 	for _, r := range st.Open {
 		fmt.Fprintf(w, "not final: root #%d %s… %s in block %d\n", r.RootID, r.Root[:18], r.Status, r.Block)
 	}
+	if cp := st.Checkpoint; cp != nil {
+		fmt.Fprintf(w, "last checkpoint %s… on chain %d (%s) tx %s block %d, %s\n", cp.Root[:18], cp.ChainID, cp.Status, cp.TxHash, cp.Block, cp.At)
+	} else {
+		fmt.Fprintln(w, "checkpoints: none ([chain.checkpoint] is opt-in)")
+	}
 	if st.Worker != nil {
 		fmt.Fprintf(w, "anchored by this home: %d state versions, %d memories; %d failed rounds\n", st.Worker.States, st.Worker.Memories, st.Worker.Failures)
 	}
