@@ -38,8 +38,9 @@ rpc_url = "http://localhost:8545"
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Listen: "0.0.0.0:4000", SyncListen: "/ip4/127.0.0.1/tcp/4001", LogLevel: "debug",
-		GatewayURL: "http://100.64.0.1:4000", Chain: ChainConfig{RPCURL: "http://localhost:8545"}}
+	want := DefaultConfig()
+	want.Listen, want.SyncListen, want.LogLevel = "0.0.0.0:4000", "/ip4/127.0.0.1/tcp/4001", "debug"
+	want.GatewayURL, want.Chain.RPCURL = "http://100.64.0.1:4000", "http://localhost:8545"
 	if cfg != want {
 		t.Errorf("file only = %+v, want %+v", cfg, want)
 	}
@@ -48,12 +49,12 @@ rpc_url = "http://localhost:8545"
 		"CROW_LISTEN":         "127.0.0.1:5000",
 		"CROW_LOG_LEVEL":      "WARN",
 		"CROW_SYNC_LISTEN":    "", // empty = unset
-		"CROW_CHAIN_CONTRACT": "0xabc",
+		"CROW_CHAIN_CONTRACT": "0x00000000000000000000000000000000000000Ab",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0xabc"
+	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0x00000000000000000000000000000000000000Ab"
 	if cfg != want {
 		t.Errorf("file + env = %+v, want %+v", cfg, want)
 	}

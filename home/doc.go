@@ -25,6 +25,10 @@
 //	                                           removed by ClearPendingJoin
 //	config.toml      -     the operator        optional settings, see Config
 //	gateway.addr     0600  the running daemon  host:port the gateway listens on + "\n"
+//	chain-rpc.json   0600  the daemon (home)   the contract home deployed on the [chain] rpc_url chain:
+//	                                           ContractRecord JSON; removing it is how to move to
+//	                                           another contract on purpose
+//	checkpoint-rpc.json 0600 the daemon (home) the same for the [chain.checkpoint] chain
 //	instances.json   -     registry            mirror of crow_instances (path only here)
 //	db/ index/ chain/ -    store, search, anchor (paths only here)
 //

@@ -23,6 +23,8 @@ const (
 	IndexName       = "index"
 	ChainName       = "chain"
 	LockName        = "serve.lock"
+	ChainRPCName    = "chain-rpc.json"
+	CheckpointName  = "checkpoint-rpc.json"
 )
 
 // Resolve picks the data directory: flagValue (--home) if set, else
@@ -110,3 +112,11 @@ func (p Paths) LockFile() string { return p.join(LockName) }
 
 // ChainDir is the embedded dev chain's directory.
 func (p Paths) ChainDir() string { return p.join(ChainName) }
+
+// ChainRPCFile is where home keeps the contract it deployed on the [chain]
+// rpc_url chain (see ContractRecord).
+func (p Paths) ChainRPCFile() string { return p.join(ChainRPCName) }
+
+// CheckpointRPCFile is where home keeps the contract it deployed on the
+// [chain.checkpoint] chain (see ContractRecord).
+func (p Paths) CheckpointRPCFile() string { return p.join(CheckpointName) }
