@@ -144,6 +144,8 @@ type Daemon struct {
 	chain     anchor.Chain
 	// anchorWorker is home's anchoring worker (nil elsewhere).
 	anchorWorker *anchor.Worker
+	// checkpointer is home's public-chain checkpointer (nil when off).
+	checkpointer *anchor.Checkpointer
 	homeOnly     []service
 	ln           net.Listener
 	gatewayURL   string

@@ -53,6 +53,9 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 	if d.h.Role == registry.RoleHome {
 		if d.chain != nil {
 			kickAnchoring = d.buildAnchoring()
+			if d.checkpointer, err = d.buildCheckpointing(context.Background()); err != nil {
+				return err
+			}
 		}
 		// Home numbers memories (SPEC §10): one total order for every
 		// instance, replicated through the home-written memory_numbers table.
@@ -69,7 +72,8 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 // the kick the gateway calls after a new state version.
 func (d *Daemon) buildAnchoring() (kick func()) {
 	worker := anchor.NewWorker(anchor.WorkerConfig{DB: d.db, Writer: d.writer, Chain: d.chain, Seed: d.h.Seed(),
-		Clock: d.clk, RPCURL: d.publicChainRPC(), Logger: d.log.With("component", "anchor")})
+		Clock: d.clk, RPCURL: d.publicChainRPC(), Confirmations: d.cfg.Settings.Chain.ConfirmationsOrDefault(),
+		Logger: d.log.With("component", "anchor")})
 	d.anchorWorker = worker
 	d.homeOnly = append(d.homeOnly, service{"anchoring", worker.Serve})
 	d.metrics.MustRegister(
@@ -121,10 +125,14 @@ func (d *Daemon) numberer() *memory.Numberer {
 
 // publicChainRPC is the chain's public JSON-RPC endpoint, published in
 // verification packets: this gateway's own /v1/chain/rpc for the embedded
-// chain; for an external chain, none (its configured URL may carry a key).
+// chain; for an external chain, [chain] public_rpc_url (never rpc_url,
+// which may carry an API key).
 func (d *Daemon) publicChainRPC() string {
-	if d.chain == nil || d.chain.Info().Kind != anchor.KindEmbedded {
+	if d.chain == nil {
 		return ""
+	}
+	if d.chain.Info().Kind != anchor.KindEmbedded {
+		return d.cfg.Settings.Chain.PublicRPCURL
 	}
 	return strings.TrimSuffix(d.gatewayURL, "/") + "/v1/chain/rpc"
 }
