@@ -337,16 +337,23 @@ func TestAgainstTheChain(t *testing.T) {
 			h, _ := state.ParseHash(*m.EventHash)
 			chain.blocks[block] = append(chain.blocks[block], h)
 		}
-		data, _ := json.Marshal(anchor.Record{Kind: anchor.RecordMemory, Status: anchor.StatusAnchored, MemoryID: id,
+		root := "0x" + strings.Repeat(fmt.Sprintf("%02x", block), 32) // the block's batch root
+		data, _ := json.Marshal(anchor.Record{Kind: anchor.RecordMemory, Status: anchor.StatusFinal, MemoryID: id, Root: root,
 			Number: *m.Number, EventHash: *m.EventHash, TxHash: fmt.Sprintf("0xtx%d", block), Block: block})
 		muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: anchor.MemoryRecordID(id), Op: store.OpPut, Data: data})
 	}
 	if _, err := f.env.Writer.Write(ctx, muts...); err != nil {
 		t.Fatal(err)
 	}
+	// The Verifier's verdicts: v1 final; v2's record commits another hash
+	// (mismatch); v3's root is not on chain (missing); v4 in a block, not
+	// final yet; v5 pending.
 	chain.verdicts = []anchor.VersionCheck{
-		{Version: 1, StateHash: "0x01", OnchainStateHash: "0x01", Status: anchor.StatusAnchored, Match: true},
-		{Version: 2, StateHash: "0x02", OnchainStateHash: "0x03", Status: anchor.StatusMismatch},
+		{Version: 1, StateHash: "0x01", Root: "0xr1", RootID: 1, Status: anchor.StatusFinal, Match: true},
+		{Version: 2, StateHash: "0x02", Root: "0xr2", RootID: 2, Status: anchor.StatusMismatch},
+		{Version: 3, StateHash: "0x03", Root: "0xr3", Status: anchor.StatusMissing, Match: true},
+		{Version: 4, StateHash: "0x04", Root: "0xr4", RootID: 4, Status: anchor.StatusIncluded, Match: true},
+		{Version: 5, StateHash: "0x05", Status: anchor.StatusPending},
 	}
 	r := run(t, f.env.DB, audit.Options{MemoryChain: chain, StateAnchors: chain, ChainKind: anchor.KindEmbedded})
 	got := mismatches(r)
@@ -356,8 +363,10 @@ func TestAgainstTheChain(t *testing.T) {
 	if !strings.Contains(got, "memory_anchor: memory "+f.ids[2]+" #3: block 8 (tx 0xtx8) has no MemoryAnchored event") {
 		t.Errorf("the unanchored memory is not named:\n%s", got)
 	}
-	if c := r.Check(audit.CheckStateAnchor); c.OK != 1 || c.Mismatches != 1 ||
-		!strings.Contains(got, "state_anchor: project crow v2: the chain holds another state hash for this version (mismatch) (want 0x03, got 0x02)") {
+	if c := r.Check(audit.CheckStateAnchor); c.OK != 2 || c.Mismatches != 2 || c.Skipped != 1 ||
+		!strings.Contains(got, "state_anchor: project crow v2: the records or the chain contradict this version (mismatch) (want 0xr2, got 0x02)") ||
+		!strings.Contains(got, "state_anchor: project crow v3: the records or the chain contradict this version (missing) (want 0xr3, got 0x03)") ||
+		strings.Contains(got, "crow v1") || strings.Contains(got, "crow v4") || strings.Contains(got, "crow v5") {
 		t.Errorf("state anchors %+v:\n%s", c, got)
 	}
 	if r.Chain != anchor.KindEmbedded {

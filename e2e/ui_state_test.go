@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
 
 	"github.com/chromedp/chromedp"
@@ -16,9 +17,9 @@ import (
 // in headless Chromium against real daemons: a real memory is numbered by
 // home, a project is consolidated from it and anchored on home's embedded
 // chain. Home's public verify page (no key ever entered) says the version
-// is anchored with REST's hash; the laptop's projects page (a satellite,
-// which reads no chain) shows the state and home's replicated anchor
-// record as unverified. The browser plumbing is gateway/ui/uitest's, set up
+// is final with REST's hash, root and packet; the laptop's projects page (a
+// satellite, which reads no chain) shows the state and home's replicated
+// anchor record (root, packet) as unverified. The browser plumbing is gateway/ui/uitest's, set up
 // by ui_test.go's newUITab.
 func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	execPath := uitest.FindBrowser(t, "the end-to-end web UI tests") // skip (or fail in CI) before starting any daemon
@@ -55,9 +56,20 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 		doc, err = publicVerify(home, project)
 		return err == nil && doc.Verified
 	})
-	if vs := doc.Versions; len(vs) != 1 || vs[0].OnchainStateHash != hash || vs[0].Status != "anchored" {
-		t.Fatalf("home's verify document = %+v, want version 1 anchored with %s", doc, hash)
+	// Verified is true from "included" on; the page below shows "final".
+	Eventually(t, within(), "version 1 final on home", func() bool {
+		doc, err = publicVerify(home, project)
+		return err == nil && len(doc.Versions) == 1 && doc.Versions[0].Status == anchor.StatusFinal
+	})
+	v := doc.Versions[0]
+	if !doc.Verified || v.StateHash != hash || !v.Match || v.Root == "" || v.RootID == 0 || v.Packet == nil ||
+		v.Packet.StateHash != hash || v.Packet.Root != v.Root {
+		t.Fatalf("home's verify document = %+v, want version 1 final with %s and its packet", doc, hash)
 	}
+	if err := anchor.CheckPacket(*v.Packet); err != nil {
+		t.Fatalf("version 1's packet: %v", err)
+	}
+	root, rootID := v.Root, fmt.Sprintf("#%d", v.RootID)
 	// The laptop's page reads what the laptop holds: wait until version 1
 	// and home's anchor record have replicated to it.
 	Eventually(t, within(), "version 1 and home's anchor record on the laptop", func() bool {
@@ -68,7 +80,7 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 		if err != nil || d.Chain != nil {
 			return false
 		}
-		return len(d.Versions) == 1 && d.Versions[0].Status == "unverified" && d.Versions[0].Match
+		return len(d.Versions) == 1 && d.Versions[0].Status == anchor.StatusUnverified && d.Versions[0].Match && d.Versions[0].Root == root
 	})
 	t.Logf("anchored and replicated in %s", time.Since(began).Round(time.Millisecond))
 
@@ -84,15 +96,18 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	s.Check("the name is pre-filled and titled", `document.getElementById('verify-name').value === `+uitest.JS(project)+
 		` && document.getElementById('verify-title').textContent === `+uitest.JS("Project "+project))
 	s.Check("the verdict says verified",
-		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: all 1 version of "+project+" are anchored on chain with matching hashes.")+`)(`+verdict+`)`)
+		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: all 1 version of "+project+" are in roots anchored on chain, with matching hashes and proofs.")+`)(`+verdict+`)`)
 	s.Check("the chain and the project id are REST's",
 		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(doc.ProjectID)+
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('embedded (chain id ')`)
-	s.Check("version 1 anchored, with REST's state hash here and on chain",
-		`(r => r !== null && r.dataset.status === 'anchored' && !r.classList.contains('anchor-error')`+
-			` && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hash)+
-			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hash)+`)(`+row1+`)`)
+	s.Check("version 1 final, with REST's state hash, root and packet",
+		`(r => r !== null && r.dataset.status === 'final' && !r.classList.contains('anchor-error')`+
+			` && (b => b.textContent === 'final' && b.classList.contains('ok'))(r.querySelector('[data-field="status"] .badge'))`+
+			` && r.querySelector('[data-field="local_state_hash"]').textContent === `+uitest.JS(hash)+` && !r.querySelector('[data-field="record_state_hash"]')`+
+			` && r.querySelector('[data-field="root_hash"]').textContent === `+uitest.JS(root)+` && r.querySelector('[data-field="root_id"]').textContent === `+uitest.JS(rootID)+
+			` && r.querySelector('[data-field="tx_hash"]').textContent === `+uitest.JS(v.TxHash)+
+			` && (p => p.state_hash === `+uitest.JS(hash)+` && p.root === `+uitest.JS(root)+` && p.version === 1 && p.status === 'final')(JSON.parse(r.querySelector('[data-field="packet_json"]').textContent))`+
+			` && r.querySelector('[data-field="packet_download"]').getAttribute('download') === `+uitest.JS("crow-"+project+"-v1-packet.json")+`)(`+row1+`)`)
 	s.Check("no error shown", `document.getElementById('status').hidden && document.getElementById('verify-empty').hidden`)
 	s.Clean("home's verify page")
 
@@ -114,12 +129,14 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	s.Check("version 1 unverified: home's replicated record, which this daemon cannot check",
 		`(r => r !== null && r.dataset.status === 'unverified' && !r.classList.contains('anchor-error')`+
 			` && r.querySelector('[data-field="status"] .badge').textContent === 'unverified'`+
-			` && r.querySelector('[data-field="status"]').textContent === 'unverified this daemon reads no chain; home recorded it anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hash)+
-			` && r.querySelector('[data-field="onchain_state_hash"]').textContent === '—')(`+row1+`)`)
+			` && r.querySelector('[data-field="status"]').textContent === 'unverified this daemon reads no chain; home\'s record and proof check out'`+
+			` && r.querySelector('[data-field="local_state_hash"]').textContent === `+uitest.JS(hash)+
+			` && r.querySelector('[data-field="root_hash"]').textContent === `+uitest.JS(root)+
+			` && r.querySelector('[data-field="anchored"]').textContent.startsWith('—')`+
+			` && JSON.parse(r.querySelector('[data-field="packet_json"]').textContent).state_hash === `+uitest.JS(hash)+`)(`+row1+`)`)
 	s.Check("no chain here, said so", `document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none: this daemon reads no chain')`)
 	s.Check("the verdict: not verified here, no error",
-		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uitest.JS("Not verified here: this instance reads no chain, so it shows home's records (1 version of "+project+": 1 unverified). Verify on home, or against the chain yourself.")+`)(`+verdict+`)`)
+		`(v => v.className === 'verdict info' && v.dataset.verified === 'false' && v.textContent === `+uitest.JS("Not verified here: this instance reads no chain, so it shows home's records (1 version of "+project+": 1 unverified). Verify each packet against the chain yourself, or on home.")+`)(`+verdict+`)`)
 	s.Check("the public verify link", `document.getElementById('project-verify-link').getAttribute('href') === `+uitest.JS("/ui/verify?project="+project))
 	s.Check("no error shown", `document.getElementById('status').hidden && document.getElementById('state-missing').hidden`)
 	s.Clean("the laptop's projects page")

@@ -1,16 +1,21 @@
 package ui_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/crow-sync/crow/gateway/ui"
@@ -92,9 +97,10 @@ type fakeAPI struct {
 var (
 	hashV1     = "0x" + strings.Repeat("a1", 32)
 	hashV2     = "0x" + strings.Repeat("a2", 32)
-	hashForged = "0x" + strings.Repeat("ee", 32) // what the chain holds for alpha v2
+	hashForged = "0x" + strings.Repeat("ee", 32) // what home's record of alpha v2 commits
 	projectID  = "0x" + strings.Repeat("5a", 32)
 	contract   = "0x" + strings.Repeat("c0", 20)
+	owner      = "0x" + strings.Repeat("b0", 20) // the anchoring address
 )
 
 const noStateMsg = "project beta notes has no state version yet (POST /v1/project/beta notes/state/ops creates one)"
@@ -107,17 +113,34 @@ func provenance(item map[string]any, evidence []int, created, updated int) map[s
 	return item
 }
 
-func anchored(version int, stateHash, onchain string, block int) map[string]any {
-	status := "anchored"
-	if onchain != stateHash {
-		status = "mismatch"
+// rootOf is the fake Merkle root numbered id.
+func rootOf(id int) string { return fmt.Sprintf("0x%064x", 0xd000+id) }
+
+// checked is one version of a fake GET /v1/verify/{name} answer, with status
+// (final, included, pending, mismatch, missing or unverified). Unless
+// pending, the version is in root #rootID, sent in block, and has a packet
+// whose state hash is record (home's record: another than stateHash makes a
+// mismatch).
+func checked(version int, stateHash, status, record string, rootID, block int) map[string]any {
+	v := map[string]any{"version": version, "state_hash": stateHash, "status": status, "match": status != "mismatch" && status != "pending",
+		"generated_at": time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)}
+	if status == "pending" {
+		return v
 	}
-	return map[string]any{"version": version, "state_hash": stateHash, "status": status, "match": onchain == stateHash,
-		"anchor_id": version, "onchain_state_hash": onchain, "anchored_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
-		"anchored_by": "0x" + strings.Repeat("b0", 20), "tx_hash": "0x" + strings.Repeat(fmt.Sprintf("%02x", block), 32), "block_number": block}
+	tx := "0x" + strings.Repeat(fmt.Sprintf("%02x", block), 32)
+	v["root"], v["root_id"], v["anchored_by"], v["tx_hash"], v["block_number"] = rootOf(rootID), rootID, owner, tx, block
+	if status == "final" || status == "included" {
+		v["anchored_at"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	}
+	v["packet"] = map[string]any{"chain_id": 1337, "contract": contract, "project_id": projectID, "version": version,
+		"state_hash": record, "leaf_types": []string{"bytes32", "uint64", "bytes32"}, "root": rootOf(rootID),
+		"proof": []string{"0x" + strings.Repeat("9f", 32)}, "root_id": rootID, "tx_hash": tx, "block_number": block, "status": status,
+		"anchoring_address": owner, "crow_id": "crow1fake", "root_public_key": "0x" + strings.Repeat("11", 32),
+		"address_signature": "0x" + strings.Repeat("22", 64), "rpc_url": "http://127.0.0.1:1/v1/chain/rpc"}
+	return v
 }
 
-const howTo = "For each version: call getAnchor(project_id, version) on the ProjectStateAnchor contract at chain.contract"
+const howTo = "Take a version's packet: check with OpenZeppelin's StandardMerkleTree.verify(root, ...), then call getRoot(root)"
 
 const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded; reload it and choose again"
 
@@ -179,14 +202,25 @@ func newFakeAPI() *fakeAPI {
 			"stale_evidence": map[string]any{"mil_0001": []map[string]any{{"number": 3, "superseded_by": 9}}},
 		}},
 		verifies: map[string]any{
+			// alpha: v1 final; home's record of v2 commits another hash.
 			"alpha": map[string]any{"project": "alpha", "project_id": projectID,
 				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
-				"versions": []map[string]any{anchored(1, hashV1, hashV1, 7), anchored(2, hashV2, hashForged, 9)},
+				"versions": []map[string]any{checked(1, hashV1, "final", hashV1, 1, 7), checked(2, hashV2, "mismatch", hashForged, 2, 9)},
 				"verified": false, "how_to_verify": howTo},
+			// gamma: v1 final, v2 in a block, not final yet.
 			"gamma": map[string]any{"project": "gamma", "project_id": "0x" + strings.Repeat("6b", 32),
 				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
-				"versions": []map[string]any{anchored(1, hashV1, hashV1, 3)},
+				"versions": []map[string]any{checked(1, hashV1, "final", hashV1, 1, 3), checked(2, hashV2, "included", hashV2, 2, 5)},
 				"verified": true, "how_to_verify": howTo},
+			// delta: v1's root is not on the chain read; v2 pending.
+			"delta": map[string]any{"project": "delta", "project_id": "0x" + strings.Repeat("7c", 32),
+				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
+				"versions": []map[string]any{checked(1, hashV1, "missing", hashV1, 4, 11), checked(2, hashV2, "pending", "", 0, 0)},
+				"verified": false, "how_to_verify": howTo},
+			// epsilon: read on an instance with no chain.
+			"epsilon": map[string]any{"project": "epsilon", "project_id": "0x" + strings.Repeat("8d", 32), "chain": nil,
+				"versions": []map[string]any{checked(1, hashV1, "unverified", hashV1, 1, 3)},
+				"verified": false, "how_to_verify": howTo},
 		},
 	}
 }
@@ -603,22 +637,102 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent === 'embedded (chain id 1337)'`+
 			` && document.querySelector('#verify-meta [data-field="contract"]').textContent === `+uitest.JS(contract))
 	s.Check("two versions", uitest.Count(`#verify-list tbody tr`)+` === 2 && document.getElementById('verify-empty').hidden`)
-	s.Check("version 1 anchored with its hashes",
-		`(r => r.dataset.status === 'anchored' && !r.classList.contains('anchor-error') && r.querySelector('[data-field="status"] .badge').textContent === 'anchored'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hashV1)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hashV1)+
-			`)(document.querySelector('#verify-list tr[data-version="1"]'))`)
+	row := func(v int) string {
+		return fmt.Sprintf(`document.querySelector('#verify-list tr[data-version="%d"]')`, v)
+	}
+	s.Check("the columns", `[...document.querySelectorAll('#verify-list th')].map(th => th.textContent).join() === 'Version,Status,State hash,Root,Anchored,Transaction,Packet'`)
+	s.Check("version 1 final: its hash, root #1, anchoring, transaction",
+		`(r => r.dataset.status === 'final' && !r.classList.contains('anchor-error')`+
+			` && (b => b.textContent === 'final' && b.classList.contains('ok'))(r.querySelector('[data-field="status"] .badge'))`+
+			` && r.querySelector('[data-field="status"]').textContent.includes('enough confirmations')`+
+			` && r.querySelector('[data-field="local_state_hash"]').textContent === `+uitest.JS(hashV1)+` && !r.querySelector('[data-field="record_state_hash"]')`+
+			` && r.querySelector('[data-field="root_hash"]').textContent === `+uitest.JS(rootOf(1))+` && r.querySelector('[data-field="root_id"]').textContent === '#1'`+
+			` && r.querySelector('[data-field="anchored_by"]').textContent === `+uitest.JS(owner)+` && r.querySelector('[data-field="anchored"]').textContent.includes('ago')`+
+			` && r.querySelector('[data-field="tx_hash"]').textContent === `+uitest.JS("0x"+strings.Repeat("07", 32))+` && r.querySelector('[data-field="block_number"]').textContent === 'block 7'`+
+			`)(`+row(1)+`)`)
+	s.Check("version 1's packet: folded, its JSON and a download",
+		`(c => (d => d && !d.open && d.querySelector('summary').textContent === 'packet')(c.querySelector('details'))`+
+			` && (p => p.version === 1 && p.state_hash === `+uitest.JS(hashV1)+` && p.root === `+uitest.JS(rootOf(1))+` && p.project_id === `+uitest.JS(projectID)+
+			` && p.proof.length === 1 && p.anchoring_address === `+uitest.JS(owner)+`)(JSON.parse(c.querySelector('[data-field="packet_json"]').textContent))`+
+			` && (a => a.getAttribute('download') === 'crow-alpha-v1-packet.json' && a.href.startsWith('blob:'))(c.querySelector('[data-field="packet_download"]'))`+
+			`)(`+row(1)+`.querySelector('[data-field="packet"]'))`)
 	s.Check("version 2 mismatch, highlighted, both hashes shown",
-		`(r => r.dataset.status === 'mismatch' && r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch'`+
-			` && r.querySelector('[data-field="state_hash"]').textContent === `+uitest.JS(hashV2)+` && r.querySelector('[data-field="onchain_state_hash"]').textContent === `+uitest.JS(hashForged)+
-			` && getComputedStyle(r.querySelector('td')).backgroundColor !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).backgroundColor`+
-			`)(document.querySelector('#verify-list tr[data-version="2"]'))`)
-	s.Check("how to verify", `(h => !h.hidden && h.textContent.includes(`+uitest.JS(howTo)+`))(document.getElementById('verify-howto'))`)
+		`(r => r.dataset.status === 'mismatch' && r.classList.contains('anchor-error')`+
+			` && (b => b.textContent === 'mismatch' && b.classList.contains('error'))(r.querySelector('.badge'))`+
+			` && r.querySelector('[data-field="local_state_hash"]').textContent === `+uitest.JS(hashV2)+` && r.querySelector('[data-field="record_state_hash"]').textContent === `+uitest.JS(hashForged)+
+			` && r.querySelector('[data-field="root_id"]').textContent === '#2'`+
+			` && JSON.parse(r.querySelector('[data-field="packet_json"]').textContent).state_hash === `+uitest.JS(hashForged)+
+			` && getComputedStyle(r.querySelector('td')).backgroundColor !== getComputedStyle(`+row(1)+`.querySelector('td')).backgroundColor`+
+			`)(`+row(2)+`)`)
+	s.Check("how to verify, and what to do with a packet",
+		`(h => !h.hidden && h.textContent.includes(`+uitest.JS(howTo)+`) && h.querySelector('[data-field="packet_howto"]').textContent.includes('crow verify --packet FILE')`+
+			` && h.textContent.includes('docs/VERIFY.md'))(document.getElementById('verify-howto'))`)
+	// Opening the packet shows its JSON; the link downloads exactly that.
+	s.Do("open version 1's packet", chromedp.Click(chromedp.CSS(`#verify-list tr[data-version="1"] details summary`)))
+	s.Check("the packet is open", row(1)+`.querySelector('details').open && `+row(1)+`.querySelector('[data-field="packet_json"]').offsetHeight > 0`)
+	downloads := t.TempDir()
+	s.Do("download version 1's packet",
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+				Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads})
+			return err
+		}),
+		chromedp.Click(chromedp.CSS(`#verify-list tr[data-version="1"] [data-field="packet_download"]`)))
+	file := filepath.Join(downloads, "crow-alpha-v1-packet.json")
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(file); err == nil && len(b) > 0 && json.Valid(b) {
+			got = b
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(downloads)
+			t.Fatalf("the packet was not downloaded to %s within 10s (the directory holds %v)", file, entries)
+		}
+	}
+	want, _ := json.Marshal(api.verifies["alpha"].(map[string]any)["versions"].([]map[string]any)[0]["packet"])
+	var gotV, wantV any
+	json.Unmarshal(got, &gotV)
+	json.Unmarshal(want, &wantV)
+	if !reflect.DeepEqual(gotV, wantV) {
+		t.Errorf("the downloaded packet:\n%s\nwant the API's:\n%s", got, want)
+	}
 	s.Clean("verify alpha")
 
-	// The form: another project, fully anchored.
+	// The form: another project, anchored, its version 2 not final yet.
 	s.Do("verify gamma", setValue("verify-name", ""), chromedp.SendKeys(chromedp.ID("verify-name"), "gamma"), chromedp.Click(chromedp.ID("verify-submit")))
-	s.Wait("the verdict on gamma", verdict+`.className === 'verdict ok' && `+verdict+`.textContent.startsWith('Verified: all 1 version of gamma')`)
+	s.Wait("the verdict on gamma", verdict+`.className === 'verdict ok' && `+verdict+`.textContent.startsWith('Verified: all 2 versions of gamma')`)
+	s.Check("the verdict counts the version waiting for confirmations", verdict+`.textContent.endsWith('1 in a block, waiting for confirmations.')`)
 	s.Check("the address names the project", `location.search === '?project=gamma' && document.getElementById('verify-title').textContent === 'Project gamma'`)
+	s.Check("version 2 included: ok, not final yet",
+		`(r => r.dataset.status === 'included' && !r.classList.contains('anchor-error')`+
+			` && (b => b.textContent === 'included' && b.classList.contains('included') && !b.classList.contains('ok'))(r.querySelector('.badge'))`+
+			` && r.querySelector('[data-field="status"]').textContent === 'included in a block, waiting for confirmations'`+
+			` && r.querySelector('[data-field="packet_download"]').getAttribute('download') === 'crow-gamma-v2-packet.json')(`+row(2)+`)`)
+	s.Check("version 1 final", `(b => b.textContent === 'final' && b.classList.contains('ok'))(`+row(1)+`.querySelector('.badge'))`)
+
+	// A root the chain does not have, and a version not anchored yet.
+	s.Do("verify delta", setValue("verify-name", "delta"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the verdict on delta", verdict+`.className === 'verdict error' && `+verdict+`.textContent.includes('version 1 (missing)')`)
+	s.Check("the verdict names only version 1", `!`+verdict+`.textContent.includes('version 2') && `+verdict+`.textContent.includes('1 missing, 1 pending')`)
+	s.Check("version 1 missing: an error, with its root and packet",
+		`(r => r.dataset.status === 'missing' && r.classList.contains('anchor-error') && r.querySelector('.badge').classList.contains('error')`+
+			` && r.querySelector('[data-field="status"]').textContent.includes('the chain has no such root')`+
+			` && r.querySelector('[data-field="root_hash"]').textContent === `+uitest.JS(rootOf(4))+` && r.querySelector('[data-field="packet_json"]') !== null`+
+			` && r.querySelector('[data-field="anchored"]').textContent.startsWith('—'))(`+row(1)+`)`)
+	s.Check("version 2 pending: waiting, no root, no packet",
+		`(r => r.dataset.status === 'pending' && !r.classList.contains('anchor-error') && r.querySelector('.badge').classList.contains('waiting')`+
+			` && r.querySelector('[data-field="root"]').textContent === '—' && r.querySelector('[data-field="tx"]').textContent === '—'`+
+			` && r.querySelector('[data-field="packet"]').textContent === '—' && !r.querySelector('[data-field="packet"] a'))(`+row(2)+`)`)
+
+	// An instance that reads no chain: home's records, unverified.
+	s.Do("verify epsilon", setValue("verify-name", "epsilon"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the verdict on epsilon", verdict+`.className === 'verdict info' && `+verdict+`.textContent.startsWith('Not verified here')`)
+	s.Check("version 1 unverified: neutral, with its packet to check elsewhere",
+		`(r => r.dataset.status === 'unverified' && !r.classList.contains('anchor-error')`+
+			` && (b => b.classList.contains('neutral') && !b.classList.contains('ok') && !b.classList.contains('error'))(r.querySelector('.badge'))`+
+			` && r.querySelector('[data-field="packet_download"]') !== null)(`+row(1)+`)`+
+			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('none:')`)
 	// A project without a state: the server's message, still no key form.
 	s.Do("verify beta notes", setValue("verify-name", "beta notes"), chromedp.Click(chromedp.ID("verify-submit")))
 	s.Wait("the 404 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+uitest.JS(noStateMsg)+`)`)
@@ -659,7 +773,8 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 		`[...document.querySelectorAll('#state-lists table')].map(t => t.id).join() === 'state-decisions,state-milestones,state-risks,state-vocabulary'`+
 			` && document.querySelector('#state-vocabulary [data-field="definition"]').textContent === 'a state hash written on chain'`)
 	s.Wait("alpha's anchors", uitest.Count(`#verify-list tbody tr`)+` === 2`)
-	s.Check("version 1 anchored", `document.querySelector('#verify-list tr[data-version="1"] [data-field="status"] .badge').textContent === 'anchored'`)
+	s.Check("version 1 final, with its packet", `document.querySelector('#verify-list tr[data-version="1"] [data-field="status"] .badge').textContent === 'final'`+
+		` && document.querySelector('#verify-list tr[data-version="1"] [data-field="packet_download"]').getAttribute('download') === 'crow-alpha-v1-packet.json'`)
 	s.Check("version 2 mismatch, highlighted as an error",
 		`(r => r.classList.contains('anchor-error') && r.querySelector('.badge').textContent === 'mismatch' && getComputedStyle(r.querySelector('td')).color !== getComputedStyle(document.querySelector('#verify-list tr[data-version="1"] td')).color)(document.querySelector('#verify-list tr[data-version="2"]'))`)
 	s.Check("the verdict", verdict+`.className === 'verdict error'`)
