@@ -89,8 +89,8 @@ func writeFile(t *testing.T, path string, b []byte) string {
 	return path
 }
 
-// tampered is raw with another state hash: the leaf no longer leads to root.
-func tampered(t *testing.T, raw []byte) []byte {
+// tamperedHash is raw with another state hash: the leaf no longer leads to root.
+func tamperedHash(t *testing.T, raw []byte) []byte {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func checkThirdParty(t *testing.T, d *Daemon, script string, raw []byte, rpc str
 	t.Helper()
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "packet.json"), raw)
-	bad := writeFile(t, filepath.Join(dir, "tampered.json"), tampered(t, raw))
+	bad := writeFile(t, filepath.Join(dir, "tampered.json"), tamperedHash(t, raw))
 	if out, err := jsVerifier(t, script, good, "--rpc", rpc); err != nil || !strings.Contains(out, "verified") {
 		t.Fatalf("the JS verifier refused a good packet (%v):\n%s", err, out)
 	}
