@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/identity"
@@ -58,6 +60,12 @@ func BenchmarkGasPerVersion(b *testing.B) {
 	const batch = 100
 	e := benchChain(b)
 	ctx := context.Background()
+	// The contract's first root also pays rootCount's first write (a fresh
+	// slot, +19k gas): warm it up so every op measures the steady state.
+	warm := benchRoot(b, -1, 1)
+	if _, err := e.AnchorRoot(ctx, warm.Root(), 1); err != nil {
+		b.Fatal(err)
+	}
 	var single, batched uint64
 	for i := 0; i < b.N; i++ {
 		t1 := benchRoot(b, 2*i, 1)
@@ -79,6 +87,54 @@ func BenchmarkGasPerVersion(b *testing.B) {
 	b.ReportMetric(perBatched, "gas/version-batched")
 	b.ReportMetric(perBatched/perSingle, "batched/single")
 	b.Logf("gas per state version: %.0f one root per version, %.0f in a root of %d (ratio 1/%.0f)", perSingle, perBatched, batch, perSingle/perBatched)
+}
+
+// BenchmarkGasV1PerVersion is the same measure for the first contract
+// (ProjectStateAnchor v1, testdata/, one storage entry per version) on
+// the same chain: one version per transaction (anchor) and the batch of
+// 16 (anchorBatch, v1's MaxStatesPerTx) crow sent.
+func BenchmarkGasV1PerVersion(b *testing.B) {
+	const batch = 16
+	e := benchChain(b)
+	ctx := context.Background()
+	v1ABI, v1Bin := v1Contract(b)
+	var seed identity.Seed
+	opts, err := bind.NewKeyedTransactorWithChainID(seed.AnchorKey(), e.chainID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.Context = ctx
+	_, tx, v1, err := bind.DeployContract(opts, v1ABI, v1Bin, e.ec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mined := func(tx *types.Transaction, err error) uint64 {
+		b.Helper()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rc, err := waitMined(ctx, e.ec, tx.Hash(), e.log)
+		if err != nil || rc.Status != 1 {
+			b.Fatalf("v1 tx: %v %+v", err, rc)
+		}
+		return rc.GasUsed
+	}
+	mined(tx, nil)
+	pid := seed.ProjectIDHash("p")
+	// Warm up anchorCount's slot, as above.
+	mined(v1.Transact(opts, "anchor", pid, uint64(1<<40), hashOf("warm")))
+	var single, batched uint64
+	for i := 0; i < b.N; i++ {
+		v := uint64(i*(batch+1) + 1)
+		single += mined(v1.Transact(opts, "anchor", pid, v, hashOf(fmt.Sprint(v))))
+		pids, vs, hs := make([][32]byte, batch), make([]uint64, batch), make([][32]byte, batch)
+		for j := range batch {
+			pids[j], vs[j], hs[j] = pid, v+1+uint64(j), hashOf(fmt.Sprint(v+1+uint64(j)))
+		}
+		batched += mined(v1.Transact(opts, "anchorBatch", pids, vs, hs))
+	}
+	b.ReportMetric(float64(single)/float64(b.N), "gas/version-single")
+	b.ReportMetric(float64(batched)/float64(b.N*batch), "gas/version-batch16")
 }
 
 // BenchmarkGasPerMemory measures the gas per memory of a batch of 100

@@ -116,5 +116,5 @@ func crashMemory() []MemoryAnchor {
 // failTB lets the child use the test helpers: Fatal exits.
 type failTB struct{ fail func(error) }
 
-func (failTB) Helper() {}
+func (failTB) Helper()             {}
 func (f failTB) Fatal(args ...any) { f.fail(fmt.Errorf("%s", fmt.Sprint(args...))) }
