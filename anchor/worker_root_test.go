@@ -460,3 +460,118 @@ func TestVerifierOverChain(t *testing.T) {
 		t.Fatalf("the project with one missing: %+v %v", rep, err)
 	}
 }
+
+// A reorg drops a memory root: the worker seals the memories again (fresh
+// nonces, the same event hashes, so the same root) and sends it again; the
+// proofs follow the new transaction. If a memory of the dropped root was
+// forgotten since, the root cannot be rebuilt: its records are dropped and
+// what is left is anchored under a new root at the next round.
+func TestWorkerResendsMemoriesAfterReorg(t *testing.T) {
+	h := newProofHome(t)
+	h.memory("m1", 1, "primera")
+	h.memory("m2", 2, "segunda")
+	w := NewWorker(WorkerConfig{DB: h.env.DB, Writer: h.env.Writer, Chain: h.chain, Seed: h.seed, Interval: time.Hour, Confirmations: 3})
+	if err := w.Round(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := ReadRecord(h.env.DB, VersionRecordID(1))
+	rr := rootRecord(t, h.env.DB, rec.Root)
+	if rr.Leaves != RecordMemory || rr.Count != 2 || rr.Status != StatusIncluded {
+		t.Fatalf("memory root record: %+v", rr)
+	}
+	rewindTo(t, h.chain, rr.Block-1)
+	mineBlock(t, h.chain.client)
+	if err := w.Round(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	rr2 := rootRecord(t, h.env.DB, rec.Root)
+	if rr2.Resent != 1 || rr2.TxHash == rr.TxHash || rr2.Count != 2 {
+		t.Fatalf("after the re-send: %+v", rr2)
+	}
+	if rec2, _, _ := ReadRecord(h.env.DB, VersionRecordID(1)); !reflect.DeepEqual(rec2, rec) {
+		t.Fatalf("the memory record changed: %+v, was %+v", rec2, rec)
+	}
+	pr := h.proof(h.prover(), 1)
+	if pr.Status != StatusVerified || pr.Onchain == nil || pr.Onchain.TxHash != rr2.TxHash || pr.Anchor.TxHash != rr2.TxHash {
+		t.Fatalf("proof after the re-send: %+v onchain %+v", pr, pr.Onchain)
+	}
+
+	// Dropped again, and m2 forgotten meanwhile: the root is gone for good.
+	rewindTo(t, h.chain, rr2.Block-1)
+	mineBlock(t, h.chain.client)
+	if err := ShredMemoryKey(h.env.DB, "m2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Round(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := ReadRootRecord(h.env.DB, rec.Root); ok {
+		t.Fatal("the root that cannot be rebuilt still has a record")
+	}
+	for _, n := range []uint64{1, 2} {
+		if _, ok, _ := ReadRecord(h.env.DB, VersionRecordID(n)); ok {
+			t.Fatalf("memory #%d keeps its record of the dropped root", n)
+		}
+	}
+	if err := w.Round(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec3, ok, _ := ReadRecord(h.env.DB, VersionRecordID(1))
+	if !ok || rec3.Root == "" || rec3.Root == rec.Root || len(rec3.Proof) != 0 {
+		t.Fatalf("m1 anchored again: %+v %v", rec3, ok)
+	}
+	if rr3 := rootRecord(t, h.env.DB, rec3.Root); rr3.Count != 1 || rr3.Resent != 0 {
+		t.Fatalf("the new root: %+v", rr3)
+	}
+	if _, ok, _ := ReadRecord(h.env.DB, VersionRecordID(2)); ok {
+		t.Fatal("the forgotten memory was anchored again")
+	}
+	if pr := h.proof(h.prover(), 1); pr.Status != StatusVerified {
+		t.Fatalf("m1's proof under the new root: %+v", pr)
+	}
+}
+
+// A worker that died after its transaction was mined but before it wrote
+// the records: the next round builds the same root from the same pending
+// versions and anchors it again, which the contract takes as a no-op (the
+// same root id, no second root); the records are then written.
+func TestWorkerAfterCrashBeforeRecording(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	seed := goldenSeed()
+	ch := openEmbedded(t, t.TempDir(), seed.AnchorKey())
+	ctx := testCtx(t)
+	h := newWorkerHome(t, env)
+	versions := h.states("crow", 1, 3)
+	var states []testState
+	for v := uint64(1); v <= 3; v++ {
+		states = append(states, testState{ProjectID: seed.ProjectIDHash("crow"), Version: v, StateHash: mustRoot(t, versions[v])})
+	}
+	tree, r := anchorStates(t, ch, states) // what the dead worker sent
+	if err := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: seed}).Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := ReadRecord(env.DB, StateRecordID("crow", 2))
+	if err != nil || !ok || rec.Root != HashHex(tree.Root()) || rec.RootID != r.RootID {
+		t.Fatalf("record after the restart: %+v %v %v (the first anchoring: root %x id %d)", rec, ok, err, tree.Root(), r.RootID)
+	}
+	if n := rootCount(t, ch.client); n != 1 {
+		t.Fatalf("%d roots on chain, want 1", n)
+	}
+	checkRoot(t, ch.client, tree.Root(), 3, r) // its one event is the first transaction's
+}
+
+// A deleted anchors row (a tombstone keeps its data) is no record.
+func TestReadRecordTombstone(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	h := newWorkerHome(t, env)
+	h.put(store.TableAnchors, VersionRecordID(1), Record{Kind: RecordMemory, Number: 1, Root: HashHex(hashOf("r"))})
+	if _, ok, err := ReadRecord(env.DB, VersionRecordID(1)); !ok || err != nil {
+		t.Fatalf("live record: %v %v", ok, err)
+	}
+	if _, err := env.Writer.Write(h.ctx, store.Mutation{Table: store.TableAnchors, RowID: VersionRecordID(1), Op: store.OpDelete}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := ReadRecord(env.DB, VersionRecordID(1)); ok || err != nil {
+		t.Fatalf("deleted record read back: %+v %v %v", rec, ok, err)
+	}
+}
