@@ -136,6 +136,9 @@ func TestMemoryProofEmbedded(t *testing.T) {
 		pr.Onchain.TxHash != pr.Anchor.TxHash || pr.Onchain.Format != 2 || pr.Onchain.PlainLength != 24 {
 		t.Fatalf("anchor %+v onchain %+v", pr.Anchor, pr.Onchain)
 	}
+	if pr.Anchor.Root == "" || pr.Anchor.RootID == 0 || pr.Anchor.Proof == nil || pr.Anchor.Status != StatusFinal {
+		t.Fatalf("anchor step's root: %+v", pr.Anchor)
+	}
 	if c := pr.Content; c == nil || c.Key != KeyUsedData || c.Content != "usar consenso Clique PoA" || !c.Match {
 		t.Fatalf("content step = %+v", pr.Content)
 	}
@@ -182,6 +185,14 @@ func TestMemoryProofOldFormatAndMismatch(t *testing.T) {
 	pr := h.proof(p, 1)
 	if pr.Status != StatusVerified || pr.Content.Key != KeyUsedSeed || pr.Onchain.Format != 1 || pr.Anchor.Encryption != "seed-key-v1" {
 		t.Fatalf("old format: %+v content %+v", pr, pr.Content)
+	}
+
+	// A record whose proof does not lead from the event hash to its root.
+	bad := Record{Kind: RecordMemory, Status: StatusIncluded, MemoryID: "old", Number: 1, EventHash: eh, Root: HashHex(root),
+		Proof: []string{HashHex(hashOf("not a sibling"))}, RootID: r.RootID, TxHash: r.TxHash, Block: r.Block, ChainID: info.ChainID, Contract: info.Contract}
+	h.put(store.TableAnchors, MemoryRecordID("old"), bad)
+	if pr := h.proof(p, 1); pr.Status != StatusMismatch || !slices.Contains(pr.Mismatch, PartAnchorRecord) {
+		t.Fatalf("a proof that does not lead to the root: %+v", pr)
 	}
 
 	h.memory("m2", 2, "original")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,6 +105,7 @@ func (hm home) batch(pid [32]byte, versions map[uint64]string, rootStatus string
 		hm.t.Fatal(err)
 	}
 	root := anchor.HashHex(tree.Root())
+	first := slices.Min(vs) // names the root's transaction
 	var items []string
 	for i, v := range vs {
 		proof, _ := tree.Proof(leaves[i])
@@ -118,7 +120,7 @@ func (hm home) batch(pid [32]byte, versions map[uint64]string, rootStatus string
 	}
 	if rootStatus != "" {
 		hm.put(anchor.RootRecordID(tree.Root()), anchor.RootRecord{Kind: anchor.RecordRoot, Leaves: anchor.RecordState, Status: rootStatus,
-			Root: root, Count: len(vs), RootID: 41, TxHash: fmt.Sprintf("0xtx%d", vs[0]), Block: 5, ChainID: chainID, Contract: "0xContract", Items: items})
+			Root: root, Count: len(vs), RootID: 41, TxHash: fmt.Sprintf("0xtx%d", first), Block: 5, ChainID: chainID, Contract: "0xContract", Items: items})
 	}
 	return tree.Root()
 }
