@@ -59,17 +59,19 @@ func TestEmbeddedSurvivesCrash(t *testing.T) {
 		t.Fatalf("after the crash the head is %d, the last receipt was in block %d", h, rs[2].Block)
 	}
 	for i, r := range rs[:2] {
-		for j, s := range testStates(fmt.Sprint("crash", i), "a", 1, 2) {
-			checkAnchor(t, e, r.AnchorIDs[j], s, r)
+		checkRoot(t, e.client, stateTree(t, testStates(fmt.Sprint("crash", i), "a", 1, 2)).Root(), 2, r)
+		if st, err := e.TxStatus(ctx, r.TxHash); err != nil || !st.Mined || st.BlockHash != r.BlockHash {
+			t.Errorf("receipt %d after the crash: %+v, %v", i, st, err)
 		}
 	}
+	checkRoot(t, e.client, memoryRoot(t, crashMemory()), 1, rs[2])
 	evs, err := e.MemoryEvents(ctx, hashOf("crash memory"), 0)
 	if err != nil || len(evs) != 1 || evs[0].TxHash != rs[2].TxHash {
 		t.Fatalf("memory after crash: %+v, %v", evs, err)
 	}
-	// And it goes on.
-	if _, err := e.AnchorStates(ctx, testStates("crash", "after", 10, 1)); err != nil {
-		t.Fatal(err)
+	// And it goes on: the next root gets the next id.
+	if _, r := anchorStates(t, e, testStates("crash", "after", 10, 1)); r.RootID != 4 {
+		t.Errorf("after the crash: root id %d, want 4", r.RootID)
 	}
 }
 
@@ -96,11 +98,23 @@ func crashChild(dir, keyHex string) {
 		fmt.Printf("RECEIPT %s\n", b)
 	}
 	for i := range 2 {
-		report(e.AnchorStates(ctx, testStates(fmt.Sprint("crash", i), "a", 1, 2)))
+		tree := stateTree(failTB{fail}, testStates(fmt.Sprint("crash", i), "a", 1, 2))
+		report(e.AnchorRoot(ctx, tree.Root(), tree.Len()))
 	}
-	memKey := goldenSeed().MemoryEncryptionKey()
-	ev := hashOf("crash memory")
-	ct, _ := EncryptMemory(memKey, ev, []byte("antes del crash"))
-	report(e.AnchorMemories(ctx, []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 2, PlainLength: 15}}))
+	ms := crashMemory()
+	report(e.AnchorMemories(ctx, memoryRoot(failTB{fail}, ms), ms))
 	os.Exit(3) // no Close: the node never gets to flush anything
 }
+
+// crashMemory is the memory the child anchors.
+func crashMemory() []MemoryAnchor {
+	ev := hashOf("crash memory")
+	ct, _ := EncryptMemory(goldenSeed().MemoryEncryptionKey(), ev, []byte("antes del crash"))
+	return []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 2, PlainLength: 15}}
+}
+
+// failTB lets the child use the test helpers: Fatal exits.
+type failTB struct{ fail func(error) }
+
+func (failTB) Helper()             {}
+func (f failTB) Fatal(args ...any) { f.fail(fmt.Errorf("%s", fmt.Sprint(args...))) }

@@ -12,8 +12,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	ethcrypto "github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/crow-sync/crow/anchor/contract"
+	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/memory"
 )
 
@@ -58,58 +62,147 @@ func headOf(t *testing.T, c *client) uint64 {
 	return n
 }
 
-func anchorCount(t *testing.T, c *client) uint64 {
+func rootCount(t *testing.T, c *client) uint64 {
 	t.Helper()
-	n, err := c.contract.AnchorCount(&bind.CallOpts{})
+	n, err := c.contract.RootCount(&bind.CallOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.Uint64()
+	return n
 }
 
 func hashOf(s string) [32]byte { return [32]byte(ethcrypto.Keccak256([]byte(s))) }
 
+// testState is the leaf values of one state version.
+type testState struct {
+	ProjectID [32]byte
+	Version   uint64
+	StateHash [32]byte
+}
+
+func (s testState) leaf() merkle.Hash { return merkle.StateLeaf(s.ProjectID, s.Version, s.StateHash) }
+
 // testStates is n versions of project name, hashes derived from tag.
-func testStates(name, tag string, from uint64, n int) []StateAnchor {
-	out := make([]StateAnchor, n)
+func testStates(name, tag string, from uint64, n int) []testState {
+	out := make([]testState, n)
 	for i := range out {
 		v := from + uint64(i)
-		out[i] = StateAnchor{ProjectID: goldenSeed().ProjectIDHash(name), Version: v, StateHash: hashOf(fmt.Sprintf("%s/%s/v%d", tag, name, v))}
+		out[i] = testState{ProjectID: goldenSeed().ProjectIDHash(name), Version: v, StateHash: hashOf(fmt.Sprintf("%s/%s/v%d", tag, name, v))}
 	}
 	return out
 }
 
-// checkAnchor reads a back by id and by (project, version) and compares.
-func checkAnchor(t *testing.T, ch Chain, id uint64, want StateAnchor, r Receipt) {
+// fataler is the part of testing.TB the tree helpers use (so the crash
+// test's child process can use them too).
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// stateTree is the tree of states, as the worker builds it.
+func stateTree(t fataler, states []testState) *merkle.Tree {
 	t.Helper()
-	ctx := testCtx(t)
-	byID, ok, err := ch.GetAnchorByID(ctx, id)
-	if err != nil || !ok {
-		t.Fatalf("GetAnchorByID(%d) = %v, %v", id, ok, err)
+	leaves := make([]merkle.Hash, len(states))
+	for i, s := range states {
+		leaves[i] = s.leaf()
 	}
-	byPV, ok, err := ch.GetAnchor(ctx, want.ProjectID, want.Version)
-	if err != nil || !ok {
-		t.Fatalf("GetAnchor(%x, %d) = %v, %v", want.ProjectID, want.Version, ok, err)
+	tree, err := merkle.New(leaves)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if byID != byPV {
-		t.Errorf("by id %+v\nby (project, version) %+v", byID, byPV)
-	}
-	a := byID
-	if a.ID != id || a.ProjectID != want.ProjectID || a.Version != want.Version || a.StateHash != want.StateHash {
-		t.Errorf("anchor %d = %+v, want %+v", id, a, want)
-	}
-	if a.AnchoredBy != ch.Info().Account {
-		t.Errorf("AnchoredBy = %s, want %s", a.AnchoredBy, ch.Info().Account)
-	}
-	if a.AnchoredAt.IsZero() || time.Since(a.AnchoredAt) > time.Hour || time.Until(a.AnchoredAt) > time.Minute {
-		t.Errorf("AnchoredAt = %v, not about now", a.AnchoredAt)
-	}
-	if r.TxHash != "" && (a.TxHash != r.TxHash || a.Block != r.Block) {
-		t.Errorf("anchor %d located at tx %s block %d, want %s %d", id, a.TxHash, a.Block, r.TxHash, r.Block)
+	return tree
+}
+
+// checkProofs checks that every state's proof leads to the tree's root,
+// and that no other state's does.
+func checkProofs(t *testing.T, tree *merkle.Tree, states []testState) {
+	t.Helper()
+	for _, s := range states {
+		proof, ok := tree.Proof(s.leaf())
+		if !ok || !merkle.Verify(tree.Root(), s.leaf(), proof) {
+			t.Fatalf("state %d: proof %v (found %v) does not lead to the root", s.Version, proof, ok)
+		}
+		other := s
+		other.StateHash[0] ^= 1
+		if merkle.Verify(tree.Root(), other.leaf(), proof) {
+			t.Fatalf("state %d: the proof also proves another state hash", s.Version)
+		}
 	}
 }
 
-func TestEmbeddedAnchorStates(t *testing.T) {
+// anchorStates commits states under one root.
+func anchorStates(t *testing.T, ch Chain, states []testState) (*merkle.Tree, Receipt) {
+	t.Helper()
+	tree := stateTree(t, states)
+	r, err := ch.AnchorRoot(testCtx(t), tree.Root(), tree.Len())
+	if err != nil {
+		t.Fatalf("AnchorRoot over %d states: %v", len(states), err)
+	}
+	return tree, r
+}
+
+// memoryRoot is the root of a batch of memories (the worker's memoryTree).
+func memoryRoot(t fataler, ms []MemoryAnchor) [32]byte {
+	t.Helper()
+	tree, _, err := memoryTree(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree.Root()
+}
+
+func receiptOf(t *testing.T, c *client, txHash string) *types.Receipt {
+	t.Helper()
+	rc, err := c.ec.TransactionReceipt(testCtx(t), common.HexToHash(txHash))
+	if err != nil {
+		t.Fatalf("receipt of %s: %v", txHash, err)
+	}
+	return rc
+}
+
+// checkRoot reads root back (getRoot) and finds its one RootAnchored event,
+// in the transaction of r.
+func checkRoot(t *testing.T, c *client, root [32]byte, count uint32, r Receipt) {
+	t.Helper()
+	ctx := testCtx(t)
+	ri, ok, err := c.GetRoot(ctx, root)
+	if err != nil || !ok {
+		t.Fatalf("GetRoot(%x) = %v, %v", root, ok, err)
+	}
+	if ri.ID == 0 || (r.RootID != 0 && ri.ID != r.RootID) || ri.Count != count {
+		t.Errorf("GetRoot(%x) = %+v, want id %d count %d", root, ri, r.RootID, count)
+	}
+	if ri.AnchoredAt.IsZero() || time.Since(ri.AnchoredAt) > time.Hour || time.Until(ri.AnchoredAt) > time.Minute {
+		t.Errorf("AnchoredAt = %v, not about now", ri.AnchoredAt)
+	}
+	it, err := c.contract.FilterRootAnchored(&bind.FilterOpts{Context: ctx}, nil, [][32]byte{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var evs []*contract.ProjectStateAnchorRootAnchored
+	for it.Next() {
+		evs = append(evs, it.Event)
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("%d RootAnchored events for root %x, want 1", len(evs), root)
+	}
+	ev := evs[0]
+	if ev.RootId.Uint64() != ri.ID || ev.Count != count || ev.Root != root {
+		t.Errorf("RootAnchored = id %v root %x count %d, want %d %x %d", ev.RootId, ev.Root, ev.Count, ri.ID, root, count)
+	}
+	if r.TxHash != "" && (ev.Raw.TxHash.Hex() != r.TxHash || ev.Raw.BlockNumber != r.Block) {
+		t.Errorf("root %x anchored at tx %s block %d, want %s %d", root, ev.Raw.TxHash.Hex(), ev.Raw.BlockNumber, r.TxHash, r.Block)
+	}
+	if r.BlockHash != "" && ev.Raw.BlockHash.Hex() != r.BlockHash {
+		t.Errorf("root %x in block %s, the receipt said %s", root, ev.Raw.BlockHash.Hex(), r.BlockHash)
+	}
+}
+
+func TestEmbeddedAnchorRoot(t *testing.T) {
 	ctx := testCtx(t)
 	key := testKey(t)
 	e := openEmbedded(t, t.TempDir(), key)
@@ -119,87 +212,98 @@ func TestEmbeddedAnchorStates(t *testing.T) {
 		t.Errorf("Info() = %+v", info)
 	}
 
-	// One batch: two projects, three versions, one transaction.
+	// One root: two projects, three versions, one transaction, one block.
 	states := append(testStates("sistema-pagos", "a", 1, 2), testStates("tesis-ml", "a", 7, 1)...)
 	before := headOf(t, e.client)
-	r, err := e.AnchorStates(ctx, states)
-	if err != nil {
-		t.Fatal(err)
+	tree, r := anchorStates(t, e, states)
+	if r.Block != before+1 || headOf(t, e.client) != r.Block || r.RootID != 1 || r.BlockHash == "" {
+		t.Errorf("receipt %+v, head before %d, head now %d: want root 1 in one new block", r, before, headOf(t, e.client))
 	}
-	if r.Block != before+1 || headOf(t, e.client) != r.Block {
-		t.Errorf("receipt block %d, head before %d, head now %d: want one new block", r.Block, before, headOf(t, e.client))
+	checkRoot(t, e.client, tree.Root(), 3, r)
+	checkProofs(t, tree, states)
+	if st, err := e.TxStatus(ctx, r.TxHash); err != nil || !st.Mined || st.Reverted || st.Block != r.Block || st.BlockHash != r.BlockHash ||
+		st.Confirmations() != 1 {
+		t.Errorf("TxStatus = %+v (%d confirmations), %v", st, st.Confirmations(), err)
 	}
-	if fmt.Sprint(r.AnchorIDs) != "[1 2 3]" {
-		t.Fatalf("AnchorIDs = %v, want [1 2 3]", r.AnchorIDs)
-	}
-	for i, s := range states {
-		checkAnchor(t, e, r.AnchorIDs[i], s, r)
+	if rc := receiptOf(t, e.client, r.TxHash); len(rc.Logs) != 1 {
+		t.Errorf("%d logs, want 1 (RootAnchored)", len(rc.Logs))
 	}
 
-	// Same hashes again: same ids, nothing new on chain.
-	r2, err := e.AnchorStates(ctx, states[1:])
-	if err != nil {
-		t.Fatalf("re-anchoring with the same hashes: %v", err)
-	}
-	if fmt.Sprint(r2.AnchorIDs) != "[2 3]" || anchorCount(t, e.client) != 3 {
-		t.Errorf("re-anchor gave ids %v and %d anchors, want [2 3] and 3", r2.AnchorIDs, anchorCount(t, e.client))
-	}
-	checkAnchor(t, e, 2, states[1], r) // still located at the first transaction
-
-	// Another hash for an anchored version: refused, with the whole batch.
-	fresh := testStates("sistema-pagos", "a", 3, 1)[0]
-	conflict := testStates("sistema-pagos", "b", 2, 1)[0]
-	_, err = e.AnchorStates(ctx, []StateAnchor{fresh, conflict})
-	if !errors.Is(err, ErrAlreadyAnchored) {
-		t.Fatalf("conflicting anchor: err = %v, want ErrAlreadyAnchored", err)
-	}
-	t.Logf("conflict error: %v", err)
-	if _, ok, _ := e.GetAnchor(ctx, fresh.ProjectID, fresh.Version); ok {
-		t.Error("the refused batch's other state was anchored")
-	}
-	checkAnchor(t, e, 2, states[1], r)
-
-	// Not anchored.
-	for _, id := range []uint64{0, 4, 1 << 40} {
-		if _, ok, err := e.GetAnchorByID(ctx, id); ok || err != nil {
-			t.Errorf("GetAnchorByID(%d) = %v, %v; want not found", id, ok, err)
+	// The same root again (a retried round), even with another count: the
+	// same id, nothing new on chain, no second event.
+	for _, n := range []int{3, 99} {
+		r2, err := e.AnchorRoot(ctx, tree.Root(), n)
+		if err != nil {
+			t.Fatalf("re-anchoring the root (count %d): %v", n, err)
+		}
+		if r2.RootID != 1 || rootCount(t, e.client) != 1 || r2.TxHash == r.TxHash {
+			t.Errorf("re-anchor gave %+v and %d roots, want root 1 in another tx and 1 root", r2, rootCount(t, e.client))
+		}
+		if rc := receiptOf(t, e.client, r2.TxHash); len(rc.Logs) != 0 {
+			t.Errorf("re-anchoring logged %d events", len(rc.Logs))
 		}
 	}
-	if _, ok, err := e.GetAnchor(ctx, goldenSeed().ProjectIDHash("nunca"), 1); ok || err != nil {
-		t.Errorf("GetAnchor(unknown) = %v, %v; want not found", ok, err)
+	checkRoot(t, e.client, tree.Root(), 3, r) // still located at the first transaction, with its count
+
+	// Another hash for an anchored version is only another root: the chain
+	// holds roots, and a verifier compares a version with home's record.
+	conflict := testStates("sistema-pagos", "b", 2, 1)
+	ctree, cr := anchorStates(t, e, conflict)
+	if cr.RootID != 2 || ctree.Root() == tree.Root() {
+		t.Fatalf("second root: %+v", cr)
+	}
+	checkRoot(t, e.client, ctree.Root(), 1, cr)
+	if p, _ := ctree.Proof(conflict[0].leaf()); len(p) != 0 || ctree.Root() != conflict[0].leaf() {
+		t.Errorf("a tree of one leaf: root %x, proof %v; want the leaf and no proof", ctree.Root(), p)
+	}
+
+	// Not anchored.
+	for _, root := range [][32]byte{{}, hashOf("nunca"), stateTree(t, testStates("x", "a", 1, 1)).Root()} {
+		if ri, ok, err := e.GetRoot(ctx, root); ok || err != nil || ri != (RootInfo{}) {
+			t.Errorf("GetRoot(%x) = %+v, %v, %v; want not found", root, ri, ok, err)
+		}
 	}
 
 	// Refused before sending.
-	if _, err := e.AnchorStates(ctx, nil); !errors.Is(err, ErrInvalid) {
-		t.Errorf("empty batch: %v", err)
+	head := headOf(t, e.client)
+	for name, err := range map[string]error{
+		"zero root":     second(e.AnchorRoot(ctx, [32]byte{}, 1)),
+		"zero count":    second(e.AnchorRoot(ctx, hashOf("r"), 0)),
+		"no memories":   second(e.AnchorMemories(ctx, hashOf("r"), nil)),
+		"zero mem root": second(e.AnchorMemories(ctx, [32]byte{}, []MemoryAnchor{{EventHash: hashOf("e")}})),
+	} {
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
 	}
-	if _, err := e.AnchorStates(ctx, []StateAnchor{{ProjectID: fresh.ProjectID, Version: 9}}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("zero hash: %v", err)
+	if _, err := e.AnchorRoot(ctx, hashOf("r"), MaxLeavesPerRoot+1); !errors.Is(err, ErrBatchTooLarge) {
+		t.Errorf("oversized root: %v", err)
 	}
-	if _, err := e.AnchorStates(ctx, testStates("x", "a", 1, MaxStatesPerTx+1)); !errors.Is(err, ErrBatchTooLarge) {
-		t.Errorf("oversized batch: %v", err)
+	if h := headOf(t, e.client); h != head {
+		t.Errorf("refused calls made %d blocks", h-head)
 	}
 }
 
-// TestEmbeddedFullBatch anchors MaxStatesPerTx states in one transaction:
-// the limit must fit the per-transaction gas cap.
-func TestEmbeddedFullBatch(t *testing.T) {
-	ctx := testCtx(t)
+// TestEmbeddedFullRoot anchors a root of MaxLeavesPerRoot versions: it
+// costs what a root of one does, and every proof is at most 14 hashes.
+func TestEmbeddedFullRoot(t *testing.T) {
 	e := openEmbedded(t, t.TempDir(), testKey(t))
-	r, err := e.AnchorStates(ctx, testStates("grande", "a", 1, MaxStatesPerTx))
-	if err != nil {
-		t.Fatal(err)
+	states := testStates("grande", "a", 1, MaxLeavesPerRoot)
+	tree, r := anchorStates(t, e, states)
+	checkRoot(t, e.client, tree.Root(), MaxLeavesPerRoot, r)
+	gas := receiptOf(t, e.client, r.TxHash).GasUsed
+	t.Logf("a root of %d states: %d gas", MaxLeavesPerRoot, gas)
+	// 21000 + calldata + two fresh storage slots (the root, rootCount's
+	// first write) + one event: ~69k on Osaka's rules, whatever the count.
+	if gas > 75_000 {
+		t.Errorf("a full root used %d gas: want one storage slot and one event (the embedded chain on Osaka's gas rules)", gas)
 	}
-	rc, err := e.ec.TransactionReceipt(ctx, [32]byte(mustHex(t, r.TxHash[2:])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d states: %d gas (%d per state)", MaxStatesPerTx, rc.GasUsed, rc.GasUsed/MaxStatesPerTx)
-	if rc.GasUsed > 4_000_000 {
-		t.Errorf("a full batch used %d gas: the embedded chain is not on Osaka's gas rules", rc.GasUsed)
-	}
-	if len(r.AnchorIDs) != MaxStatesPerTx || r.AnchorIDs[MaxStatesPerTx-1] != MaxStatesPerTx {
-		t.Errorf("AnchorIDs = %v", r.AnchorIDs)
+	for _, i := range []int{0, 1, 4095, 4096, MaxLeavesPerRoot - 1} {
+		s := states[i]
+		proof, ok := tree.Proof(s.leaf())
+		if !ok || len(proof) > 14 || !merkle.Verify(tree.Root(), s.leaf(), proof) {
+			t.Errorf("state %d: proof of %d hashes (found %v)", i, len(proof), ok)
+		}
 	}
 }
 
@@ -218,12 +322,21 @@ func TestEmbeddedMemories(t *testing.T) {
 		}
 		ms = append(ms, MemoryAnchor{EventHash: ev, EncryptedContent: ct, Category: "decision", Importance: uint8(7 + i), PlainLength: uint32(len(p))})
 	}
-	r, err := e.AnchorMemories(ctx, ms)
+	root := memoryRoot(t, ms)
+	r, err := e.AnchorMemories(ctx, root, ms)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.TxHash == "" || r.Block == 0 || r.AnchorIDs != nil {
+	if r.TxHash == "" || r.Block == 0 || r.RootID != 1 {
 		t.Errorf("receipt %+v", r)
+	}
+	checkRoot(t, e.client, root, 2, r)
+	// Each event hash's leaf is proved in the root.
+	tree, leaves, _ := memoryTree(ms)
+	for i, l := range leaves {
+		if p, ok := tree.Proof(l); !ok || !merkle.Verify(root, merkle.HashLeaf(ms[i].EventHash), p) {
+			t.Errorf("memory %d: no proof to the root", i)
+		}
 	}
 
 	got, err := e.MemoryEvents(ctx, ms[1].EventHash, 0)
@@ -254,13 +367,26 @@ func TestEmbeddedMemories(t *testing.T) {
 			t.Errorf("event %d of the block: %x in %s, want %x in %s", i, ev.EventHash, ev.TxHash, ms[i].EventHash, r.TxHash)
 		}
 	}
-	// Every event of the transaction is there, in order.
-	rc, err := e.ec.TransactionReceipt(ctx, [32]byte(mustHex(t, r.TxHash[2:])))
-	if err != nil {
-		t.Fatal(err)
+	if _, err := e.MemoryEventsBetween(ctx, r.Block, r.Block-1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("backwards range: %v", err)
 	}
-	if len(rc.Logs) != len(ms) {
-		t.Errorf("%d logs, want %d", len(rc.Logs), len(ms))
+	// Every event of the transaction is there, in order: the root's, then
+	// one per memory.
+	if rc := receiptOf(t, e.client, r.TxHash); len(rc.Logs) != len(ms)+1 {
+		t.Errorf("%d logs, want %d", len(rc.Logs), len(ms)+1)
+	}
+
+	// The same batch again (a retried round): the same root id, no event
+	// logged twice.
+	r2, err := e.AnchorMemories(ctx, root, ms)
+	if err != nil || r2.RootID != r.RootID {
+		t.Fatalf("re-anchoring the batch: %+v %v", r2, err)
+	}
+	if rc := receiptOf(t, e.client, r2.TxHash); len(rc.Logs) != 0 {
+		t.Errorf("re-anchoring logged %d events", len(rc.Logs))
+	}
+	if got, _ := e.MemoryEvents(ctx, ms[0].EventHash, 0); len(got) != 1 {
+		t.Errorf("after re-anchoring: %d events for memory 0", len(got))
 	}
 
 	// The largest memory crow allows fits one transaction, alone.
@@ -275,7 +401,7 @@ func TestEmbeddedMemories(t *testing.T) {
 	}
 	bigM := MemoryAnchor{EventHash: bigEv, EncryptedContent: bigCT, Category: "note", Importance: 1, PlainLength: uint32(len(big))}
 	two := []MemoryAnchor{bigM, bigM, ms[0]}
-	if _, err := e.AnchorMemories(ctx, two); !errors.Is(err, ErrBatchTooLarge) {
+	if _, err := e.AnchorMemories(ctx, memoryRoot(t, two), two); !errors.Is(err, ErrBatchTooLarge) {
 		t.Fatalf("two 64 KiB memories: err = %v, want ErrBatchTooLarge", err)
 	}
 	batches := SplitMemories(two)
@@ -283,13 +409,15 @@ func TestEmbeddedMemories(t *testing.T) {
 		t.Fatalf("SplitMemories gave batches of %v", lens(batches))
 	}
 	for _, b := range batches {
-		if _, err := e.AnchorMemories(ctx, b); err != nil {
+		br, err := e.AnchorMemories(ctx, memoryRoot(t, b), b)
+		if err != nil {
 			t.Fatalf("anchoring a batch of %d: %v", len(b), err)
 		}
+		checkRoot(t, e.client, memoryRoot(t, b), uint32(len(b)), br)
 	}
 	got, err = e.MemoryEvents(ctx, bigEv, r.Block)
 	if err != nil || len(got) != 2 {
-		t.Fatalf("big memory events: %d, %v (want 2: it was sent twice)", len(got), err)
+		t.Fatalf("big memory events: %d, %v (want 2: it was in two roots)", len(got), err)
 	}
 	if pt, err := DecryptMemory(memKey, bigEv, got[1].EncryptedContent); err != nil || !bytes.Equal(pt, big) {
 		t.Fatalf("big memory does not decrypt back: %v", err)
@@ -314,14 +442,12 @@ func TestEmbeddedReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	states := testStates("persistente", "a", 1, 3)
-	r, err := e.AnchorStates(ctx, states)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree, r := anchorStates(t, e, states)
 	memKey := goldenSeed().MemoryEncryptionKey()
 	ev := hashOf("persisted memory")
 	ct, _ := EncryptMemory(memKey, ev, []byte("sigue ahí"))
-	mr, err := e.AnchorMemories(ctx, []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 5, PlainLength: 10}})
+	ms := []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 5, PlainLength: 10}}
+	mr, err := e.AnchorMemories(ctx, memoryRoot(t, ms), ms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,8 +458,14 @@ func TestEmbeddedReopen(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, _, err := e.GetAnchorByID(ctx, 1); !errors.Is(err, ErrClosed) {
-		t.Errorf("after Close: err = %v, want ErrClosed", err)
+	if _, _, err := e.GetRoot(ctx, tree.Root()); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: GetRoot err = %v, want ErrClosed", err)
+	}
+	if _, err := e.AnchorRoot(ctx, tree.Root(), 3); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: AnchorRoot err = %v, want ErrClosed", err)
+	}
+	if _, err := e.TxStatus(ctx, r.TxHash); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: TxStatus err = %v, want ErrClosed", err)
 	}
 
 	e2 := openEmbedded(t, dir, key)
@@ -343,8 +475,10 @@ func TestEmbeddedReopen(t *testing.T) {
 	if h := headOf(t, e2.client); h != head {
 		t.Errorf("reopened head = %d, want %d", h, head)
 	}
-	for i, s := range states {
-		checkAnchor(t, e2, r.AnchorIDs[i], s, r)
+	checkRoot(t, e2.client, tree.Root(), 3, r)
+	checkRoot(t, e2.client, memoryRoot(t, ms), 1, mr)
+	if st, err := e2.TxStatus(ctx, r.TxHash); err != nil || !st.Mined || st.BlockHash != r.BlockHash {
+		t.Errorf("TxStatus after reopen = %+v, %v", st, err)
 	}
 	evs, err := e2.MemoryEvents(ctx, ev, 0)
 	if err != nil || len(evs) != 1 || evs[0].TxHash != mr.TxHash {
@@ -353,14 +487,10 @@ func TestEmbeddedReopen(t *testing.T) {
 	if pt, err := DecryptMemory(memKey, ev, evs[0].EncryptedContent); err != nil || string(pt) != "sigue ahí" {
 		t.Errorf("decrypted %q, %v", pt, err)
 	}
-	// It goes on: the next anchor gets the next id, in the next block.
-	more := testStates("persistente", "a", 4, 1)
-	r2, err := e2.AnchorStates(ctx, more)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r2.AnchorIDs[0] != 4 || r2.Block != head+1 {
-		t.Errorf("after reopen: id %d block %d, want 4 and %d", r2.AnchorIDs[0], r2.Block, head+1)
+	// It goes on: the next root gets the next id, in the next block.
+	_, r2 := anchorStates(t, e2, testStates("persistente", "a", 4, 1))
+	if r2.RootID != 3 || r2.Block != head+1 {
+		t.Errorf("after reopen: root id %d block %d, want 3 and %d", r2.RootID, r2.Block, head+1)
 	}
 }
 
@@ -368,18 +498,16 @@ func TestEmbeddedFreshDir(t *testing.T) {
 	ctx := testCtx(t)
 	key := testKey(t)
 	a := openEmbedded(t, t.TempDir(), key)
-	if _, err := a.AnchorStates(ctx, testStates("p", "a", 1, 1)); err != nil {
-		t.Fatal(err)
-	}
+	tree, _ := anchorStates(t, a, testStates("p", "a", 1, 1))
 	// Same key, fresh dir: a new chain and a new deployment. The address is
 	// the same (same deployer, nonce 0) but it is another contract, on
 	// another chain, with no anchors.
 	b := openEmbedded(t, t.TempDir(), key)
-	if n := anchorCount(t, b.client); n != 0 {
-		t.Errorf("fresh chain has %d anchors", n)
+	if n := rootCount(t, b.client); n != 0 {
+		t.Errorf("fresh chain has %d roots", n)
 	}
-	if _, ok, err := b.GetAnchorByID(ctx, 1); ok || err != nil {
-		t.Errorf("fresh chain knows anchor 1: %v, %v", ok, err)
+	if _, ok, err := b.GetRoot(ctx, tree.Root()); ok || err != nil {
+		t.Errorf("fresh chain knows the other chain's root: %v, %v", ok, err)
 	}
 	if headOf(t, b.client) != 1 {
 		t.Errorf("fresh chain head = %d, want 1 (the deployment)", headOf(t, b.client))

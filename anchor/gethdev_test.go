@@ -12,7 +12,6 @@ package anchor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,8 +97,9 @@ func shortTempDir(t *testing.T) string {
 }
 
 // TestGethDev runs the RPC backend against geth --dev, whose dev rules
-// include the Amsterdam state-gas repricing: a full MaxStatesPerTx batch must
-// still fit one transaction.
+// include the Amsterdam state-gas repricing: a root of MaxLeavesPerRoot
+// versions, re-anchoring it, and the largest memory must each fit one
+// transaction.
 func TestGethDev(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -120,28 +120,28 @@ func TestGethDev(t *testing.T) {
 	defer r.Close()
 	t.Logf("geth --dev: %+v", r.Info())
 
-	states := testStates("geth", "a", 1, MaxStatesPerTx)
-	rc, err := r.AnchorStates(ctx, states)
-	if err != nil {
-		t.Fatalf("a full batch of %d states: %v", MaxStatesPerTx, err)
-	}
+	states := testStates("geth", "a", 1, MaxLeavesPerRoot)
+	tree, rc := anchorStates(t, r, states)
 	full, err := r.ec.TransactionReceipt(ctx, common.HexToHash(rc.TxHash))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d states on geth --dev: %d gas (%d per state)", len(states), full.GasUsed, full.GasUsed/uint64(len(states)))
-	for i, s := range states[:3] {
-		checkAnchor(t, r, rc.AnchorIDs[i], s, rc)
+	t.Logf("a root of %d states on geth --dev: %d gas", len(states), full.GasUsed)
+	checkRoot(t, r.client, tree.Root(), MaxLeavesPerRoot, rc)
+	checkProofs(t, tree, states[:3])
+	if again, err := r.AnchorRoot(ctx, tree.Root(), MaxLeavesPerRoot); err != nil || again.RootID != rc.RootID {
+		t.Errorf("re-anchoring: %+v %v", again, err)
 	}
-	if _, err := r.AnchorStates(ctx, testStates("geth", "b", 2, 1)); !errors.Is(err, ErrAlreadyAnchored) {
-		t.Errorf("conflict: %v", err)
+	if st, err := r.TxStatus(ctx, rc.TxHash); err != nil || !st.Mined || st.Confirmations() < 1 {
+		t.Errorf("TxStatus = %+v %v", st, err)
 	}
 
 	memKey := goldenSeed().MemoryEncryptionKey()
 	big := bytes.Repeat([]byte("0123456789abcdef"), memory.MaxContentBytes/16)
 	ev := hashOf("geth big memory")
 	ct, _ := EncryptMemory(memKey, ev, big)
-	mr, err := r.AnchorMemories(ctx, []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 1, PlainLength: uint32(len(big))}})
+	ms := []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 1, PlainLength: uint32(len(big))}}
+	mr, err := r.AnchorMemories(ctx, memoryRoot(t, ms), ms)
 	if err != nil {
 		t.Fatalf("a 64 KiB memory: %v", err)
 	}
@@ -156,7 +156,7 @@ func TestGethDev(t *testing.T) {
 
 // TestGethDevOpensEmbedded checks what the package documentation claims:
 // while crow is stopped, geth --dev --datadir <dir> opens the embedded chain
-// and serves its anchors; and crow reopens it afterwards.
+// and serves its roots; and crow reopens it afterwards.
 func TestGethDevOpensEmbedded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -165,11 +165,7 @@ func TestGethDevOpensEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := testStates("inspect", "a", 1, 2)
-	rc, err := e.AnchorStates(ctx, states)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree, rc := anchorStates(t, e, testStates("inspect", "a", 1, 2))
 	contract := common.HexToAddress(e.Info().Contract)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -180,9 +176,7 @@ func TestGethDevOpensEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range states {
-		checkAnchor(t, r, rc.AnchorIDs[i], s, rc)
-	}
+	checkRoot(t, r.client, tree.Root(), 2, rc)
 	if n, err := r.ec.BlockNumber(ctx); err != nil || n != rc.Block {
 		t.Errorf("geth sees head %d (%v), want %d", n, err, rc.Block)
 	}
@@ -194,10 +188,6 @@ func TestGethDevOpensEmbedded(t *testing.T) {
 		t.Fatalf("reopening after geth: %v", err)
 	}
 	defer e2.Close()
-	for i, s := range states {
-		checkAnchor(t, e2, rc.AnchorIDs[i], s, rc)
-	}
-	if _, err := e2.AnchorStates(ctx, testStates("inspect", "a", 3, 1)); err != nil {
-		t.Fatal(err)
-	}
+	checkRoot(t, e2.client, tree.Root(), 2, rc)
+	anchorStates(t, e2, testStates("inspect", "a", 3, 1))
 }

@@ -22,7 +22,7 @@ func TestMemoryCallSize(t *testing.T) {
 			}
 		}
 		a := memoryArgs(ms)
-		packed, err := contractABI.Pack("anchorMemories", a.eventHashes, a.contents, a.categories, a.importances, a.plainLengths)
+		packed, err := contractABI.Pack("anchorMemories", [32]byte{byte(n)}, a.eventHashes, a.contents, a.categories, a.importances, a.plainLengths)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func TestVerifierWithoutSeedReadsHomesAnchors(t *testing.T) {
 			rows = append(rows, store.Mutation{Table: r.Table, RowID: r.RowID, Op: store.OpPut, Data: r.Data})
 			return nil
 		})
-	}); err != nil || len(rows) != 2 {
+	}); err != nil || len(rows) != 4 { // two versions, their root, the chain
 		t.Fatalf("home's records: %d %v", len(rows), err)
 	}
 	if _, err := sat.Writer.Write(ctx, rows...); err != nil {
@@ -79,7 +79,8 @@ func TestVerifierWithoutSeedReadsHomesAnchors(t *testing.T) {
 		t.Fatalf("satellite's report: %+v %v", got, err)
 	}
 	for i, c := range got.Versions {
-		if c.Status != StatusAnchored || !c.Match || c.AnchorID == 0 || c.AnchorID != want.Versions[i].AnchorID || c.TxHash == "" {
+		if c.Status != StatusFinal || !c.Match || c.RootID == 0 || c.RootID != want.Versions[i].RootID || c.TxHash == "" ||
+			c.Root != want.Versions[i].Root || c.Packet == nil || c.Packet.CrowID != seed.CrowID() {
 			t.Errorf("satellite, version %d: %+v (home: %+v)", c.Version, c, want.Versions[i])
 		}
 	}

@@ -205,6 +205,9 @@ func (p Prover) MemoryProof(ctx context.Context, n uint64) (MemoryProof, error) 
 	}
 	out.Anchor = &AnchorStep{Status: status, TxHash: rec.TxHash, BlockNumber: rec.Block, ChainID: rec.ChainID,
 		Contract: rec.Contract, AnchoredAt: rec.At, Encryption: enc, Root: rec.Root, Proof: rec.Proof, RootID: rec.RootID}
+	if out.Anchor.Proof == nil {
+		out.Anchor.Proof = []string{} // a root of one leaf (Record.Proof is omitempty): [], as in packets
+	}
 	if rr.TxHash != "" {
 		out.Anchor.TxHash, out.Anchor.BlockNumber, out.Anchor.RootID = rr.TxHash, rr.Block, rr.RootID
 		rec.TxHash, rec.Block = rr.TxHash, rr.Block

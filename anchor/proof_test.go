@@ -136,6 +136,9 @@ func TestMemoryProofEmbedded(t *testing.T) {
 		pr.Onchain.TxHash != pr.Anchor.TxHash || pr.Onchain.Format != 2 || pr.Onchain.PlainLength != 24 {
 		t.Fatalf("anchor %+v onchain %+v", pr.Anchor, pr.Onchain)
 	}
+	if pr.Anchor.Root == "" || pr.Anchor.RootID == 0 || pr.Anchor.Proof == nil || pr.Anchor.Status != StatusFinal {
+		t.Fatalf("anchor step's root: %+v", pr.Anchor)
+	}
 	if c := pr.Content; c == nil || c.Key != KeyUsedData || c.Content != "usar consenso Clique PoA" || !c.Match {
 		t.Fatalf("content step = %+v", pr.Content)
 	}
@@ -164,18 +167,32 @@ func TestMemoryProofOldFormatAndMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.chain.AnchorMemories(h.ctx, []MemoryAnchor{{EventHash: hash, EncryptedContent: ct, Category: "decision", Importance: 7, PlainLength: 20}})
+	ms := []MemoryAnchor{{EventHash: hash, EncryptedContent: ct, Category: "decision", Importance: 7, PlainLength: 20}}
+	root := memoryRoot(t, ms)
+	r, err := h.chain.AnchorMemories(h.ctx, root, ms)
 	if err != nil {
 		t.Fatal(err)
 	}
 	info := h.chain.Info()
-	// The record as the worker wrote it before data keys: no encryption field.
-	h.put(store.TableAnchors, MemoryRecordID("old"), Record{Kind: RecordMemory, Status: StatusAnchored, MemoryID: "old", Number: 1,
-		EventHash: eh, TxHash: r.TxHash, Block: r.Block, ChainID: info.ChainID, Contract: info.Contract})
+	// The record as written before data keys, by memory id: no encryption
+	// field (a tree of one leaf: the root is the leaf, the proof empty).
+	h.put(store.TableAnchors, MemoryRecordID("old"), Record{Kind: RecordMemory, Status: StatusIncluded, MemoryID: "old", Number: 1,
+		EventHash: eh, Root: HashHex(root), Proof: []string{}, RootID: r.RootID, TxHash: r.TxHash, Block: r.Block, ChainID: info.ChainID, Contract: info.Contract})
+	h.put(store.TableAnchors, RootRecordID(root), RootRecord{Kind: RecordRoot, Leaves: RecordMemory, Status: StatusFinal, Root: HashHex(root),
+		Count: 1, RootID: r.RootID, TxHash: r.TxHash, Block: r.Block, BlockHash: r.BlockHash, ChainID: info.ChainID, Contract: info.Contract,
+		Items: []string{MemoryRecordID("old")}})
 	p := h.prover()
 	pr := h.proof(p, 1)
 	if pr.Status != StatusVerified || pr.Content.Key != KeyUsedSeed || pr.Onchain.Format != 1 || pr.Anchor.Encryption != "seed-key-v1" {
 		t.Fatalf("old format: %+v content %+v", pr, pr.Content)
+	}
+
+	// A record whose proof does not lead from the event hash to its root.
+	bad := Record{Kind: RecordMemory, Status: StatusIncluded, MemoryID: "old", Number: 1, EventHash: eh, Root: HashHex(root),
+		Proof: []string{HashHex(hashOf("not a sibling"))}, RootID: r.RootID, TxHash: r.TxHash, Block: r.Block, ChainID: info.ChainID, Contract: info.Contract}
+	h.put(store.TableAnchors, MemoryRecordID("old"), bad)
+	if pr := h.proof(p, 1); pr.Status != StatusMismatch || !slices.Contains(pr.Mismatch, PartAnchorRecord) {
+		t.Fatalf("a proof that does not lead to the root: %+v", pr)
 	}
 
 	h.memory("m2", 2, "original")

@@ -4,13 +4,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/crow-sync/crow/store/storetest"
 )
 
 // TestRPC runs the RPC backend against the embedded chain served on
-// 127.0.0.1: Deploy a second contract through it, anchor, read back, and
-// read the embedded chain's own anchors through plain JSON-RPC.
+// 127.0.0.1: Deploy a second contract through it, anchor roots and
+// memories, read back, and read the embedded chain's own roots through
+// plain JSON-RPC.
 func TestRPC(t *testing.T) {
 	ctx := testCtx(t)
 	key := testKey(t)
@@ -20,10 +24,7 @@ func TestRPC(t *testing.T) {
 		t.Fatalf("RPCURL = %q", url)
 	}
 	states := testStates("compartido", "a", 1, 2)
-	er, err := e.AnchorStates(ctx, states)
-	if err != nil {
-		t.Fatal(err)
-	}
+	etree, er := anchorStates(t, e, states)
 
 	// The embedded chain's contract, read over HTTP.
 	viaHTTP, err := DialRPC(ctx, url, common.HexToAddress(e.Info().Contract), key)
@@ -34,8 +35,12 @@ func TestRPC(t *testing.T) {
 	if info := viaHTTP.Info(); info.Kind != KindRPC || info.RPCURL != url || info.ChainID != 1337 || info.Contract != e.Info().Contract || info.Account != e.Info().Account {
 		t.Errorf("Info() = %+v", info)
 	}
-	for i, s := range states {
-		checkAnchor(t, viaHTTP, er.AnchorIDs[i], s, er)
+	checkRoot(t, viaHTTP.client, etree.Root(), 2, er)
+	if st, err := viaHTTP.TxStatus(ctx, er.TxHash); err != nil || !st.Mined || st.Block != er.Block || st.BlockHash != er.BlockHash {
+		t.Errorf("TxStatus over HTTP = %+v, %v", st, err)
+	}
+	if st, err := viaHTTP.TxStatus(ctx, HashHex(hashOf("no such tx"))); err != nil || st.Mined || st.Head == 0 || st.Confirmations() != 0 {
+		t.Errorf("TxStatus of an unknown tx = %+v, %v", st, err)
 	}
 
 	// A contract of its own.
@@ -51,24 +56,30 @@ func TestRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rr, err := r.AnchorStates(ctx, states[:1])
-	if err != nil {
-		t.Fatal(err)
+	tree, rr := anchorStates(t, r, states[:1])
+	if rr.RootID != 1 {
+		t.Errorf("root id on the new contract = %d, want 1", rr.RootID)
 	}
-	if len(rr.AnchorIDs) != 1 || rr.AnchorIDs[0] != 1 {
-		t.Errorf("AnchorIDs on the new contract = %v, want [1]", rr.AnchorIDs)
+	checkRoot(t, r.client, tree.Root(), 1, rr)
+	// Idempotent over RPC too.
+	if again, err := r.AnchorRoot(ctx, tree.Root(), 1); err != nil || again.RootID != 1 || rootCount(t, r.client) != 1 {
+		t.Errorf("re-anchoring over RPC: %+v %v, %d roots", again, err, rootCount(t, r.client))
 	}
-	checkAnchor(t, r, 1, states[0], rr)
-	if _, err := r.AnchorStates(ctx, testStates("compartido", "b", 1, 1)); !errors.Is(err, ErrAlreadyAnchored) {
-		t.Errorf("conflict over RPC: err = %v, want ErrAlreadyAnchored", err)
+	// The embedded contract's root is not the new one's.
+	if _, ok, err := r.GetRoot(ctx, etree.Root()); ok || err != nil {
+		t.Errorf("the new contract knows the embedded one's root: %v %v", ok, err)
 	}
 
 	memKey := goldenSeed().MemoryEncryptionKey()
 	ev := hashOf("rpc memory")
 	ct, _ := EncryptMemory(memKey, ev, []byte("por HTTP"))
-	mr, err := r.AnchorMemories(ctx, []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 3, PlainLength: 8}})
+	ms := []MemoryAnchor{{EventHash: ev, EncryptedContent: ct, Category: "note", Importance: 3, PlainLength: 8}}
+	mr, err := r.AnchorMemories(ctx, memoryRoot(t, ms), ms)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mr.RootID != 2 {
+		t.Errorf("memory root id = %d, want 2", mr.RootID)
 	}
 	evs, err := r.MemoryEvents(ctx, ev, 0)
 	if err != nil || len(evs) != 1 || evs[0].TxHash != mr.TxHash {
@@ -92,7 +103,52 @@ func TestRPC(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.AnchorStates(ctx, states); !errors.Is(err, ErrClosed) {
+	if _, err := r.AnchorRoot(ctx, tree.Root(), 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v", err)
+	}
+}
+
+// TestWorkerOverRPC is the RPC mode: the worker anchors through an RPC
+// Chain (here the embedded chain's loopback endpoint and a contract
+// deployed through it), its records name that chain and contract, the
+// packet checks out, and a Verifier over RPC finds the root.
+func TestWorkerOverRPC(t *testing.T) {
+	ctx := testCtx(t)
+	seed := goldenSeed()
+	e := openEmbedded(t, t.TempDir(), seed.AnchorKey(), WithLoopbackRPC("127.0.0.1:0"))
+	url := e.Info().RPCURL
+	addr, err := Deploy(ctx, url, seed.AnchorKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DialRPC(ctx, url, addr, seed.AnchorKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	env := storetest.Start(t, t.TempDir())
+	h := newWorkerHome(t, env)
+	versions := h.states("crow", 1, 3)
+	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: r, Seed: seed, Interval: time.Hour, RPCURL: "https://rpc.example"})
+	if err := w.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := ReadRecord(env.DB, StateRecordID("crow", 2))
+	if err != nil || !ok || rec.Contract != addr.Hex() || rec.ChainID != 1337 || rec.Root == "" {
+		t.Fatalf("record: %+v %v %v", rec, ok, err)
+	}
+	p, ok, err := PacketOf(env.DB, rec)
+	if err != nil || !ok || CheckPacket(p) != nil || p.RPCURL != "https://rpc.example" || p.Contract != addr.Hex() || p.Status != StatusFinal {
+		t.Fatalf("packet %+v %v %v (check: %v)", p, ok, err, CheckPacket(p))
+	}
+	rep, err := Verifier{DB: env.DB, Chain: r, ProjectID: SeedProjectID(seed), Versions: versions}.VerifyProject(ctx, "crow")
+	if err != nil || !rep.Verified || rep.Chain.Kind != KindRPC || len(rep.Versions) != 3 {
+		t.Fatalf("report over RPC: %+v %v", rep, err)
+	}
+	// The embedded chain's own contract knows nothing of it: a Verifier
+	// reading it says unverified (another contract), never verified.
+	rep, err = Verifier{DB: env.DB, Chain: e, ProjectID: SeedProjectID(seed), Versions: versions}.VerifyProject(ctx, "crow")
+	if err != nil || rep.Verified || rep.Versions[0].Status != StatusUnverified {
+		t.Fatalf("report over the other contract: %+v %v", rep, err)
 	}
 }

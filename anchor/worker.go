@@ -670,10 +670,13 @@ func (w *Worker) seal(ctx context.Context, pending []pendingMemory) ([]pendingMe
 	return out, nil
 }
 
-// ReadRecord reads an anchors row (ok false if there is none: pending).
+// ReadRecord reads an anchors row (ok false if there is none, or it was
+// deleted: pending).
 func ReadRecord(db *store.DB, id string) (Record, bool, error) {
 	r, err := db.Get(store.TableAnchors, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Deleted) {
+		// A tombstone keeps the deleted row's data: the records of a
+		// dropped root that could not be rebuilt are deleted.
 		return Record{}, false, nil
 	}
 	if err != nil {
