@@ -54,10 +54,12 @@ type client struct {
 	// its Receipt is returned (Embedded: sync the database to disk).
 	durable func() error
 
-	bound *bind.BoundContract // raw calls with calldata packed from contractABI
+	bound  *bind.BoundContract // raw calls with calldata packed from contractABI
+	sender *sender             // guarded by sendMu for replacement; sends and follows each transaction
 
-	closed atomic.Bool
-	sendMu sync.Mutex // held while a transaction is signed, sent and mined: keeps nonces in order
+	readOnly bool // DialRPCReadOnly: sends nothing
+	closed   atomic.Bool
+	sendMu   sync.Mutex // held while a transaction is signed, sent and mined: keeps nonces in order
 }
 
 func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey, chainID *big.Int, info ChainInfo, log *slog.Logger) (*client, error) {
@@ -72,11 +74,36 @@ func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey,
 	return &client{
 		ec: ec, contract: bound, address: addr, key: key, from: from,
 		chainID: chainID, info: info, log: log, bound: bind.NewBoundContract(addr, *contractABI, ec, ec, ec),
+		sender: newSender(ec, key, chainID, TxPolicy{}, log),
 	}, nil
 }
 
 // checkOwner fails unless the contract exists at c.address and c.from owns it.
 func (c *client) checkOwner(ctx context.Context) error {
+	code, err := c.ec.CodeAt(ctx, c.address, nil)
+	if err != nil {
+		return fmt.Errorf("reading contract code: %w", err)
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("no contract at %s on chain %d", c.address.Hex(), c.chainID)
+	}
+	if err := c.checkContract(ctx); err != nil {
+		return err
+	}
+	owner, err := c.contract.Owner(&bind.CallOpts{Context: ctx})
+	if err != nil {
+		return fmt.Errorf("reading contract owner: %w", err)
+	}
+	if owner != c.from {
+		return fmt.Errorf("%w: contract %s is owned by %s, the key is %s", ErrNotOwner, c.address.Hex(), owner.Hex(), c.from.Hex())
+	}
+	return nil
+}
+
+func (c *client) Info() ChainInfo { return c.info }
+
+// checkContract fails unless the current ProjectStateAnchor is at c.address.
+func (c *client) checkContract(ctx context.Context) error {
 	code, err := c.ec.CodeAt(ctx, c.address, nil)
 	if err != nil {
 		return fmt.Errorf("reading contract code: %w", err)
@@ -91,17 +118,8 @@ func (c *client) checkOwner(ctx context.Context) error {
 	if !current {
 		return fmt.Errorf("%w: %s on chain %d", ErrOldContract, c.address.Hex(), c.chainID)
 	}
-	owner, err := c.contract.Owner(&bind.CallOpts{Context: ctx})
-	if err != nil {
-		return fmt.Errorf("reading contract owner: %w", err)
-	}
-	if owner != c.from {
-		return fmt.Errorf("%w: contract %s is owned by %s, the key is %s", ErrNotOwner, c.address.Hex(), owner.Hex(), c.from.Hex())
-	}
 	return nil
 }
-
-func (c *client) Info() ChainInfo { return c.info }
 
 // isCurrentContract reports whether the contract at addr is this package's
 // ProjectStateAnchor (v2, Merkle roots), not v1 (one anchor per version):
@@ -244,32 +262,36 @@ func (c *client) TxStatus(ctx context.Context, txHash string) (TxState, error) {
 }
 
 // send signs, sends and waits for one transaction calling the contract
-// with data, then makes it durable.
+// with data (the sender: fee caps, nonces, replacement of a stuck
+// transaction, funds named), then makes it durable.
 func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, []*types.Log, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	opts, err := bind.NewKeyedTransactorWithChainID(c.key, c.chainID)
-	if err != nil {
-		return Receipt{}, nil, fmt.Errorf("%s: making signer: %w", doing, err)
+	if c.closed.Load() {
+		return Receipt{}, nil, ErrClosed
 	}
-	opts.Context = ctx
-	tx, err := c.bound.RawTransact(opts, data)
+	if c.readOnly {
+		return Receipt{}, nil, fmt.Errorf("%s: %w: this instance only reads the chain (no anchoring key)", doing, ErrNotOwner)
+	}
+	rcpt, err := c.sender.Send(ctx, c.address, data, doing)
 	if err != nil {
 		return Receipt{}, nil, fmt.Errorf("%s: %w", doing, decodeRevert(err))
-	}
-	rcpt, err := c.waitMined(ctx, tx.Hash())
-	if err != nil {
-		return Receipt{}, nil, fmt.Errorf("%s: waiting for tx %s: %w", doing, tx.Hash().Hex(), err)
-	}
-	if rcpt.Status != types.ReceiptStatusSuccessful {
-		return Receipt{}, nil, fmt.Errorf("%s: %w: tx %s in block %d", doing, ErrReverted, tx.Hash().Hex(), rcpt.BlockNumber)
 	}
 	if c.durable != nil {
 		if err := c.durable(); err != nil {
 			return Receipt{}, nil, fmt.Errorf("%s: syncing the chain to disk: %w", doing, err)
 		}
 	}
-	return Receipt{TxHash: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), BlockHash: rcpt.BlockHash.Hex()}, rcpt.Logs, nil
+	return Receipt{TxHash: rcpt.TxHash.Hex(), Block: rcpt.BlockNumber.Uint64(), BlockHash: rcpt.BlockHash.Hex()}, rcpt.Logs, nil
+}
+
+// SetTxPolicy sets the fee caps and replacement timing of the
+// transactions sent from now on ([chain] max_fee_gwei,
+// max_priority_fee_gwei, replace_after). Call it before anchoring.
+func (c *client) SetTxPolicy(p TxPolicy) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.sender = newSender(c.ec, c.key, c.chainID, p, c.log)
 }
 
 // waitMined polls for the receipt of tx until it is mined or ctx ends.

@@ -23,6 +23,9 @@ const (
 	VerdictMissing  = "missing"  // the chain has no such root
 )
 
+// errRootNotAnchored: getRoot has no such root (verdict missing).
+var errRootNotAnchored = errors.New("the root is not anchored on this chain")
+
 // Check is one step of VerifyPacket.
 type Check struct {
 	Name   string `json:"name"`
@@ -57,7 +60,11 @@ func VerifyPacket(ctx context.Context, p Packet, rpcURL, checkpointRPC string) P
 		c := Check{Name: name, OK: err == nil, Detail: ok}
 		if err != nil {
 			c.Detail = err.Error()
-			if v.Verdict == VerdictVerified {
+			switch {
+			case v.Verdict != VerdictVerified:
+			case errors.Is(err, errRootNotAnchored):
+				v.Verdict = VerdictMissing
+			default:
 				v.Verdict = VerdictMismatch
 			}
 		}
@@ -162,7 +169,7 @@ func verifyOn(ctx context.Context, url string, chainID uint64, addr, owner strin
 		return RootInfo{}, false
 	}
 	if out.RootId.Sign() == 0 || !out.RootId.IsUint64() {
-		check(prefix+"root", fmt.Errorf("getRoot(%s) is 0: the root is not anchored on this chain", HashHex(root)), "")
+		check(prefix+"root", fmt.Errorf("getRoot(%s) is 0: %w", HashHex(root), errRootNotAnchored), "")
 		return RootInfo{}, false
 	}
 	ri := RootInfo{ID: out.RootId.Uint64(), AnchoredAt: time.Unix(int64(out.AnchoredAt), 0).UTC(), Count: out.Count}

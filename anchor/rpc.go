@@ -10,6 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
+	ethcrypto "github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/crow-sync/crow/anchor/contract"
@@ -50,6 +51,32 @@ func dialRPC(ctx context.Context, rpcURL string, contractAddr common.Address, ke
 		ec.Close()
 		return nil, err
 	}
+	return &RPC{client: c}, nil
+}
+
+// DialRPCReadOnly connects to rpcURL and binds the ProjectStateAnchor at
+// contractAddr to read it (an instance without the anchoring key: a
+// satellite reading home's contract). Its writing methods fail with
+// ErrNotOwner.
+func DialRPCReadOnly(ctx context.Context, rpcURL string, contractAddr common.Address) (*RPC, error) {
+	key, err := ethcrypto.GenerateKey() // signs nothing: it owns no contract and holds no funds
+	if err != nil {
+		return nil, err
+	}
+	ec, chainID, err := dial(ctx, rpcURL)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(ec, contractAddr, key, chainID, ChainInfo{Kind: KindRPC, RPCURL: rpcURL}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		ec.Close()
+		return nil, err
+	}
+	if err := c.checkContract(ctx); err != nil {
+		ec.Close()
+		return nil, err
+	}
+	c.readOnly = true
 	return &RPC{client: c}, nil
 }
 

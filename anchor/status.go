@@ -143,6 +143,10 @@ func Status(ctx context.Context, ch Chain, db *store.DB, w *Worker, rpcURL strin
 	return st, err
 }
 
-// pending is the transaction in flight (none: the client waits for each
-// transaction it sends before sending the next).
-func (c *client) pending() []PendingTx { return nil }
+// pending is the transaction in flight, if any.
+func (c *client) pending() []PendingTx {
+	if p, ok := c.sender.Pending(); ok {
+		return []PendingTx{p}
+	}
+	return nil
+}

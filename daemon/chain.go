@@ -57,12 +57,18 @@ func openChain(ctx context.Context, h *home.Home, cfg home.Config, log *slog.Log
 			}
 			key = k
 		}
-		return dialContract(ctx, rpcSection{
+		ch, err := dialContract(ctx, rpcSection{
 			Name:       "[chain]",
 			URL:        cfg.Chain.RPCURL,
 			Configured: cfg.Chain.Contract,
 			StateFile:  h.ChainRPCFile(),
 		}, key, canDeploy, log)
+		if err != nil {
+			return nil, err
+		}
+		ch.SetTxPolicy(anchor.TxPolicy{MaxFeePerGas: cfg.Chain.MaxFeeWei(), MaxPriorityFeePerGas: cfg.Chain.MaxPriorityFeeWei(),
+			ReplaceAfter: cfg.Chain.ReplaceAfter.Std()})
+		return ch, nil
 	}
 	if h.Role != registry.RoleHome {
 		return nil, nil
@@ -94,12 +100,17 @@ func dialCheckpoint(ctx context.Context, h *home.Home, cfg home.Config, log *slo
 		}
 		key = k
 	}
-	return dialContract(ctx, rpcSection{
+	ch, err := dialContract(ctx, rpcSection{
 		Name:       "[chain.checkpoint]",
 		URL:        cp.RPCURL,
 		Configured: cp.Contract,
 		StateFile:  h.CheckpointRPCFile(),
 	}, key, true, log)
+	if err != nil {
+		return nil, err
+	}
+	ch.SetTxPolicy(anchor.TxPolicy{MaxFeePerGas: cp.MaxFeeWei(), ReplaceAfter: cfg.Chain.ReplaceAfter.Std()})
+	return ch, nil
 }
 
 // rpcSection is one config section naming an RPC chain and its contract.
@@ -121,7 +132,13 @@ func dialContract(ctx context.Context, sec rpcSection, key *ecdsa.PrivateKey, ca
 	}
 	defer ec.Close()
 	bind := func(ctx context.Context, addr common.Address) (*anchor.RPC, error) {
-		ch, err := anchor.DialRPC(ctx, sec.URL, addr, key)
+		var ch *anchor.RPC
+		var err error
+		if canDeploy {
+			ch, err = anchor.DialRPC(ctx, sec.URL, addr, key)
+		} else {
+			ch, err = anchor.DialRPCReadOnly(ctx, sec.URL, addr) // a satellite: reads home's contract
+		}
 		if err != nil {
 			return nil, fmt.Errorf("binding the %s contract %s at %s: %w", sec.Name, addr.Hex(), redactURL(sec.URL), err)
 		}
