@@ -12,6 +12,8 @@ package anchor
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,4 +192,78 @@ func TestGethDevOpensEmbedded(t *testing.T) {
 	defer e2.Close()
 	checkRoot(t, e2.client, tree.Root(), 2, rc)
 	anchorStates(t, e2, testStates("inspect", "a", 3, 1))
+}
+
+// TestGethDevReplacesStuckTransaction: on a real geth --dev, a transaction
+// whose fee cap is below the base fee stays in the pool; after ReplaceAfter
+// the sender replaces it (same nonce, fees bumped against the base fee) and
+// the replacement is mined.
+func TestGethDevReplacesStuckTransaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	key, err := ethcrypto.HexToECDSA(gethDevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startGethDev(t, shortTempDir(t))
+	addr, err := Deploy(ctx, url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DialRPC(ctx, url, addr, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head, err := r.ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSender(r.ec, key, r.chainID, TxPolicy{ReplaceAfter: 2 * time.Second}, slog.New(slog.DiscardHandler))
+	s.firstFees = func(baseFee, tip *big.Int) (*big.Int, *big.Int) {
+		return big.NewInt(1), big.NewInt(1) // 1 wei: below any base fee (its floor is 7 wei), never includable
+	}
+	data, _ := contractABI.Pack("anchorRoot", [32]byte{1}, uint32(1))
+	type result struct {
+		hash common.Hash
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rc, err := s.Send(ctx, addr, data, "a stuck root")
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{hash: rc.TxHash}
+	}()
+	var first PendingTx
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if p, ok := s.Pending(); ok {
+			first = p
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no first attempt")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("Send: %v", res.err)
+	}
+	if res.hash.Hex() == first.Hash {
+		t.Fatalf("the first attempt (fee cap %s wei, base fee %s) was mined: it was not stuck", first.MaxFeeWei, head.BaseFee)
+	}
+	tx, _, err := r.ec.TransactionByHash(ctx, res.hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Nonce() != first.Nonce {
+		t.Fatalf("replacement nonce %d, first %d", tx.Nonce(), first.Nonce)
+	}
+	if _, err := r.ec.TransactionReceipt(ctx, common.HexToHash(first.Hash)); err == nil {
+		t.Fatal("the stuck attempt has a receipt too")
+	}
+	t.Logf("stuck tx %s (fee cap %s wei < base fee %s) replaced by %s (fee cap %s) and mined", first.Hash, first.MaxFeeWei, head.BaseFee, res.hash.Hex(), tx.GasFeeCap())
 }
