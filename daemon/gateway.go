@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"time"
 
 	"github.com/crow-sync/crow/anchor"
@@ -81,6 +82,14 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 	})
 	d.onClose(func() error { unsubscribe(); return nil })
 
+	// The embedded chain's JSON-RPC, public and read-only, where packets
+	// say it is (publicChainRPC). An RPC backend's rpc_url is never
+	// published, so it is not proxied either.
+	var chainRPC http.Handler
+	if src, ok := d.chain.(anchor.RPCSource); ok && d.publicChainRPC() != "" {
+		chainRPC = anchor.NewPublicRPC(src, d.log.With("component", "chainrpc"))
+	}
+
 	d.gw = gateway.New(gateway.Config{
 		Logger:          d.log,
 		App:             a,
@@ -89,6 +98,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Remote:          d.fed,
 		VerifyPeerToken: federation.Verifier(h.InstanceID, d.clk, d.reg.PeerKey),
 		Metrics:         d.metrics,
+		ChainRPC:        chainRPC,
 	})
 }
 

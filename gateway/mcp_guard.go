@@ -24,6 +24,10 @@ import (
 //     (scheme http or https, loopback host, same host:port as the Host
 //     header). A Sec-Fetch-Site of "cross-site" or "same-site" is refused
 //     too, which covers the browser requests that carry no Origin.
+//  3. Except ChainRPCPath: the chain's public, read-only JSON-RPC is meant
+//     for browser dapps of any origin (it sends Access-Control-Allow-Origin:
+//     *, holds nothing of the owner's and takes no key), so past the Host
+//     check (1) its requests skip (2).
 //
 // CLI and SDK clients send neither Origin nor Sec-Fetch-Site and pass
 // whenever they address the gateway by a loopback or its configured host.
@@ -45,6 +49,10 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 		}
 		if !allowed {
 			writeError(w, http.StatusForbidden, "refused: Host %q is neither a loopback address nor this gateway's configured host (DNS rebinding protection)", r.Host)
+			return
+		}
+		if r.URL.Path == ChainRPCPath {
+			next.ServeHTTP(w, r)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !sameLoopbackOrigin(o, r.Host) {

@@ -24,6 +24,7 @@ type routeDoc struct {
 	resp    any  // the success body of a gateway route: a zero value of the type encoded
 	text    bool // the answer is text (Prometheus exposition format)
 	mcp     bool // an MCP streamable-HTTP endpoint (JSON-RPC 2.0)
+	jsonrpc bool // the chain's JSON-RPC (chainrpc.go)
 }
 
 // methods are the methods a route is documented under: its own, or for the
@@ -93,6 +94,8 @@ func (s *Server) buildOpenAPI() []byte {
 			switch {
 			case rt.doc.mcp:
 				mcpOperation(op, responses, m)
+			case rt.doc.jsonrpc:
+				chainRPCOperation(op, responses, m)
 			case rt.doc.text:
 				responses["200"] = map[string]any{"description": "OK", "content": map[string]any{
 					"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}}
@@ -118,6 +121,7 @@ func (s *Server) buildOpenAPI() []byte {
 			"title":   "crow gateway",
 			"version": s.app.Self().Version,
 			"description": "The HTTP API of one crow instance: REST under /v1, MCP over streamable HTTP at /mcp and /router/mcp, " +
+				"the embedded chain's read-only JSON-RPC at /v1/chain/rpc, " +
 				"health and Prometheus metrics. Every route needs the owner API key ($CROW_HOME/api-key) as " +
 				"`Authorization: Bearer KEY` or `x-api-key: KEY` unless its security list is empty. Errors are " +
 				"`{\"error\": \"…\"}`. Request bodies are capped (256 KiB REST, 1 MiB MCP); unknown query parameters and " +

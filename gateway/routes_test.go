@@ -136,7 +136,7 @@ func TestOwnerRoutesRefuseWithoutTheKey(t *testing.T) {
 			}
 		}
 	}
-	if owner < 20 || pub != 6 { // health, openapi, announce, join, state anchor, verify
+	if owner < 20 || pub != 8 { // health, openapi, announce, join, state anchor, verify, chain rpc (POST, OPTIONS)
 		t.Fatalf("walked %d owner and %d public operations; the route table looks wrong", owner, pub)
 	}
 	// The public ones, with their answers.

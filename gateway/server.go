@@ -1,7 +1,7 @@
 // Package gateway is the only package that speaks HTTP to users: it serves
 // the operations of package app's table as REST routes (/health among them),
-// MCP tools (/mcp, /router/mcp) and the OpenAPI document, plus /metrics and
-// the web UI (gateway/ui). It adapts HTTP and MCP to app and owns no
+// MCP tools (/mcp, /router/mcp) and the OpenAPI document, plus /metrics, the
+// chain's public JSON-RPC (chainrpc.go) and the web UI (gateway/ui). It adapts HTTP and MCP to app and owns no
 // business rules: what an operation does, who may call it and how its input
 // is checked are app's.
 //
@@ -70,6 +70,10 @@ type Config struct {
 	// (routerscope.go). Nil: the table's peer tools (app.PeerTools), which
 	// the same software on every instance allows.
 	RemoteAllowed func(tool string) bool
+	// ChainRPC serves the chain's public, read-only JSON-RPC at
+	// ChainRPCPath (package anchor's PublicRPC). Nil: an instance without
+	// the embedded chain; the route answers 404.
+	ChainRPC http.Handler
 }
 
 // Server is the HTTP gateway.
@@ -157,8 +161,8 @@ func New(cfg Config) *Server {
 }
 
 // routeTable is every route of the gateway: the REST operations of app's
-// table, the gateway's own (metrics, the OpenAPI document) and the MCP
-// endpoints.
+// table, the gateway's own (metrics, the OpenAPI document), the chain's
+// JSON-RPC and the MCP endpoints.
 func (s *Server) routeTable() []route {
 	rs := []route{
 		{method: "GET", path: "/metrics", access: ownerOnly, h: promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}), anyQuery: true,
@@ -171,6 +175,7 @@ func (s *Server) routeTable() []route {
 			rs = append(rs, s.opRoute(op))
 		}
 	}
+	rs = append(rs, s.chainRPCRoutes()...)
 	return append(rs, s.mcpRoutes()...)
 }
 
