@@ -130,7 +130,7 @@ func deploy(ctx context.Context, ec *ethclient.Client, key *ecdsa.PrivateKey, ch
 	if rcpt.Status != 1 {
 		return common.Address{}, 0, fmt.Errorf("deploying: %w: tx %s", ErrReverted, tx.Hash().Hex())
 	}
-	code, err := ec.CodeAt(ctx, addr, nil)
+	code, err := ec.CodeAt(ctx, addr, rcpt.BlockNumber) // at its block: "latest" may not be that block yet
 	if err != nil {
 		return common.Address{}, 0, fmt.Errorf("deploying: reading code: %w", err)
 	}
