@@ -363,7 +363,17 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	v := ver.Versions[0]
 	d.detail("version %d is %s: Merkle root %s… (root #%d) in block %d of chain %d, contract %s", v.Version, v.Status, v.Root[:18], v.RootID, v.BlockNumber, ver.Chain.ChainID, ver.Chain.Contract)
-	d.detail("its proof leads from (project id, version, state hash) to that root (the chain knows the project only as %s…)", ver.ProjectID[:18])
+	if v.Packet == nil {
+		return fmt.Errorf("version %d has no verification packet", v.Version)
+	}
+	// A third party needs only the packet and a JSON-RPC endpoint of the
+	// chain: home's public, read-only /v1/chain/rpc.
+	verdict := anchor.VerifyPacket(ctx, *v.Packet, v.Packet.RPCURL, "")
+	if verdict.Verdict != anchor.VerdictVerified {
+		return fmt.Errorf("verifying the packet from the chain alone: %s (%v)", verdict.Verdict, verdict.Checks)
+	}
+	d.detail("verified from the packet and the chain alone (%d checks, over %s): the proof leads from (project id, version, state hash) to that root; the chain knows the project only as %s…",
+		len(verdict.Checks), v.Packet.RPCURL, ver.ProjectID[:18])
 	var anchored, versions int
 	err = d.until(ctx, "the memories' event hashes on chain", func() (bool, error) {
 		rows, err := client.Do(ctx, vps.c, app.TablesRows, app.RowsIn{Table: store.TableAnchors, Limit: 1000})
