@@ -93,6 +93,33 @@ type TxState struct {
 	Head      uint64 // the chain's head block number when asked
 }
 
+// Where a followed transaction (a root's, a checkpoint's) stands.
+type txFollow int
+
+const (
+	followWait     txFollow = iota // in its block, waiting for confirmations
+	followFinal                    // in its block with enough confirmations
+	followMoved                    // re-included in another block after a reorg
+	followDropped                  // no longer on the canonical chain: send it again
+	followReverted                 // mined and failed
+)
+
+// follow decides where a transaction recorded in block recordedHash stands,
+// needing confirmations to be final. The Worker and the Checkpointer share it.
+func follow(st TxState, recordedHash string, confirmations uint64) txFollow {
+	switch {
+	case st.Mined && st.Reverted:
+		return followReverted
+	case st.Mined && st.BlockHash == recordedHash && st.Confirmations() < confirmations:
+		return followWait
+	case st.Mined && st.BlockHash == recordedHash:
+		return followFinal
+	case st.Mined:
+		return followMoved
+	}
+	return followDropped
+}
+
 // Confirmations is how many blocks, the one holding the transaction
 // included, are on top of the canonical chain (0: not mined).
 func (s TxState) Confirmations() uint64 {

@@ -585,15 +585,15 @@ func (c *Checkpointer) followLocked(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		switch {
-		case st.Mined && st.Reverted:
+		switch follow(st, cr.BlockHash, c.cfg.Confirmations) {
+		case followReverted:
 			errs = append(errs, fmt.Errorf("checkpoint %s: %w: tx %s", cr.Root, ErrReverted, cr.TxHash))
 			continue
-		case st.Mined && st.BlockHash == cr.BlockHash && st.Confirmations() < c.cfg.Confirmations:
+		case followWait:
 			continue // waiting for confirmations
-		case st.Mined && st.BlockHash == cr.BlockHash:
+		case followFinal:
 			cr.Status, cr.FinalAt = StatusFinal, c.cfg.Clock.Now().UTC().Format(time.RFC3339)
-		case st.Mined:
+		case followMoved:
 			c.log.Warn("a reorg moved a checkpoint transaction", "checkpoint", cr.Root, "tx", cr.TxHash, "from_block", cr.Block, "to_block", st.Block)
 			cr.Block, cr.BlockHash = st.Block, st.BlockHash
 		default:

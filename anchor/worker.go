@@ -523,15 +523,15 @@ func (w *Worker) confirmLocked(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		switch {
-		case st.Mined && st.Reverted:
+		switch follow(st, rr.BlockHash, w.cfg.Confirmations) {
+		case followReverted:
 			errs = append(errs, fmt.Errorf("root %s: %w: tx %s", rr.Root, ErrReverted, rr.TxHash))
 			continue
-		case st.Mined && st.BlockHash == rr.BlockHash && st.Confirmations() < w.cfg.Confirmations:
+		case followWait:
 			continue // waiting for confirmations
-		case st.Mined && st.BlockHash == rr.BlockHash:
+		case followFinal:
 			rr.Status, rr.FinalAt = StatusFinal, w.cfg.Clock.Now().UTC().Format(time.RFC3339)
-		case st.Mined:
+		case followMoved:
 			// Re-included in another block after a reorg.
 			w.log.Warn("a reorg moved an anchoring transaction", "root", rr.Root, "tx", rr.TxHash, "from_block", rr.Block, "to_block", st.Block)
 			rr.Block, rr.BlockHash = st.Block, st.BlockHash
