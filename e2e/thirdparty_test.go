@@ -142,6 +142,14 @@ func TestThirdPartyVerifiesEmbedded(t *testing.T) {
 	}
 	checkThirdParty(t, home, script, raw, p.RPCURL)
 	home.MustCLI("verify", "public")
+	// No checkpoints here: a verifier that requires one for roots older
+	// than a second refuses once the root is that old; within the grace it
+	// accepts.
+	home.MustCLI("verify", "public", "--require-checkpoint", "1h")
+	time.Sleep(1100 * time.Millisecond)
+	if out, errOut, err := home.CLI("verify", "public", "--require-checkpoint", "1s"); err == nil || !strings.Contains(out+errOut, "checkpoint") {
+		t.Fatalf("crow verify --require-checkpoint accepted a root no checkpoint covers (%v):\n%s%s", err, out, errOut)
+	}
 }
 
 // startGethDev runs a real geth --dev (instant dev chain, a block a second),

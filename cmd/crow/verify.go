@@ -32,6 +32,7 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	packet := fs.String("packet", "", "verify this packet file (GET /v1/project/{name}/state/anchor's answer) instead of asking a gateway")
 	version := fs.Uint64("version", 0, "only this version (default: every version)")
 	maxPending := fs.Duration("max-pending", 10*time.Minute, "a version still pending this long after its consolidation is a failure")
+	requireCP := fs.Duration("require-checkpoint", 0, "a root anchored longer ago than this must be covered by a public-chain checkpoint (e.g. 1h10m for an hourly [chain.checkpoint]); 0: not required")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -63,6 +64,13 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 				Checks: []anchor.Check{{Name: "status", Detail: "no packet yet: the version is not in an anchored root"}}}
 		} else {
 			v = anchor.VerifyPacket(ctx, *c.Packet, cmpOr(*rpc, c.Packet.RPCURL), *cpRPC)
+			if *requireCP > 0 && v.Verdict == anchor.VerdictVerified {
+				at, _ := time.Parse(time.RFC3339, v.AnchoredAt)
+				if err := anchor.RequireCheckpoint(*c.Packet, at, time.Now(), *requireCP); err != nil {
+					v.Verdict = anchor.VerdictMissing
+					v.Checks = append(v.Checks, anchor.Check{Name: "checkpoint required", Detail: err.Error()})
+				}
+			}
 		}
 		if v.Verdict == anchor.VerdictPending && pendingTooLong(c.GeneratedAt, *maxPending) {
 			failed = append(failed, fmt.Sprintf("version %d is still pending %s after its consolidation", c.Version, *maxPending))
