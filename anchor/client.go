@@ -54,8 +54,7 @@ type client struct {
 	// its Receipt is returned (Embedded: sync the database to disk).
 	durable func() error
 
-	bound  *bind.BoundContract // raw calls with calldata packed from contractABI
-	sender *sender             // guarded by sendMu for replacement; sends and follows each transaction
+	sender atomic.Pointer[sender] // sends and follows each transaction; replaced (SetTxPolicy) under sendMu
 
 	readOnly bool // DialRPCReadOnly: sends nothing
 	closed   atomic.Bool
@@ -71,11 +70,12 @@ func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey,
 	info.ChainID = chainID.Uint64()
 	info.Contract = addr.Hex()
 	info.Account = from.Hex()
-	return &client{
+	c := &client{
 		ec: ec, contract: bound, address: addr, key: key, from: from,
-		chainID: chainID, info: info, log: log, bound: bind.NewBoundContract(addr, *contractABI, ec, ec, ec),
-		sender: newSender(ec, key, chainID, TxPolicy{}, log),
-	}, nil
+		chainID: chainID, info: info, log: log,
+	}
+	c.sender.Store(newSender(ec, key, chainID, TxPolicy{}, log))
+	return c, nil
 }
 
 // checkOwner fails unless the contract exists at c.address and c.from owns it.
@@ -273,7 +273,7 @@ func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, 
 	if c.readOnly {
 		return Receipt{}, nil, fmt.Errorf("%s: %w: this instance only reads the chain (no anchoring key)", doing, ErrNotOwner)
 	}
-	rcpt, err := c.sender.Send(ctx, c.address, data, doing)
+	rcpt, err := c.sender.Load().Send(ctx, c.address, data, doing)
 	if err != nil {
 		return Receipt{}, nil, fmt.Errorf("%s: %w", doing, decodeRevert(err))
 	}
@@ -291,7 +291,7 @@ func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, 
 func (c *client) SetTxPolicy(p TxPolicy) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	c.sender = newSender(c.ec, c.key, c.chainID, p, c.log)
+	c.sender.Store(newSender(c.ec, c.key, c.chainID, p, c.log))
 }
 
 // waitMined polls for the receipt of tx until it is mined or ctx ends.

@@ -145,7 +145,7 @@ func Status(ctx context.Context, ch Chain, db *store.DB, w *Worker, rpcURL strin
 
 // pending is the transaction in flight, if any.
 func (c *client) pending() []PendingTx {
-	if p, ok := c.sender.Pending(); ok {
+	if p, ok := c.sender.Load().Pending(); ok {
 		return []PendingTx{p}
 	}
 	return nil
