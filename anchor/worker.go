@@ -171,11 +171,11 @@ type Worker struct {
 
 // WorkerStats counts the worker's work since it started.
 type WorkerStats struct {
-	States   uint64 // state versions anchored
-	Memories uint64 // memories anchored
-	Failures uint64 // rounds that failed (retried)
+	States   uint64 `json:"states"`        // state versions anchored
+	Memories uint64 `json:"memories"`      // memories anchored
+	Failures uint64 `json:"failed_rounds"` // rounds that failed (retried)
 	// LastSuccess is when a round last finished without error (zero: never).
-	LastSuccess time.Time
+	LastSuccess time.Time `json:"last_success"`
 }
 
 // Stats returns the worker's counters (for metrics).

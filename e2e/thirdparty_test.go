@@ -240,3 +240,29 @@ func TestThirdPartyVerifiesGethDev(t *testing.T) {
 	}
 	home.MustCLI("verify", "geth", "--rpc", url)
 }
+
+// TestChainStatus: crow chain status on home with the embedded chain shows
+// the account, its balance, the public RPC and the root anchored.
+func TestChainStatus(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	anchorPacket(t, home, "status", anchor.StatusFinal)
+	var st anchor.ChainStatus
+	Eventually(t, 30*time.Second, "a final root in crow chain status --json", func() bool {
+		out, _, err := home.CLI("chain", "status", "--json")
+		return err == nil && json.Unmarshal([]byte(out), &st) == nil && st.Roots[anchor.StatusFinal] >= 1
+	})
+	if st.Kind != anchor.KindEmbedded || st.ChainID != 1337 || st.Account == "" || st.BalanceWei == "" || st.Worker == nil || st.Worker.States < 1 ||
+		st.RPCURL != home.URL()+"/v1/chain/rpc" || st.Last == nil || st.Last.Status != anchor.StatusFinal || len(st.Pending) != 0 {
+		t.Fatalf("chain status = %+v", st)
+	}
+	out := home.MustCLI("chain", "status")
+	for _, want := range []string{"chain     embedded, chain id 1337", "balance", "roots     1 final", "pending transactions: none"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("crow chain status lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := home.CLI("chain", "bogus"); err == nil {
+		t.Fatal("crow chain bogus exited 0")
+	}
+}
