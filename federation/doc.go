@@ -19,6 +19,10 @@
 //     an error otherwise). The gateway refuses the request with 401 when the
 //     token fails; otherwise the request comes from Claims.Issuer, and
 //     package app's table decides which tools it may call (deny by default).
+//     Build one Verifier per instance and keep it: it holds the replay
+//     cache, which accepts each token once (ErrReplayed afterwards) and
+//     refuses a token this instance issued itself (ErrSelfIssued). So a
+//     TokenSource makes a new token for every request, retries included.
 //  3. Summaries. Run Summaries.Serve under the daemon's context. The tool
 //     crow_instance_summaries answers Summaries.All; called with
 //     {"self_only": true} it answers only this instance's own summary, as

@@ -23,12 +23,14 @@ import (
 
 // testPeer is a peer's gateway for tests: a real mcp-go streamable-HTTP
 // server at /mcp behind a middleware that checks the bearer token with
-// Verify (its own id as audience) and answers 401 when it fails. Its
+// Verify (its own id as audience) and a ReplayCache, as the gateway's
+// Verifier does, and answers 401 when it fails. Its
 // crow_search_memories answers results; crow_sync_status and
 // crow_instance_summaries answer as crow's do.
 type testPeer struct {
 	id, name string
 	keys     *keyring         // whose tokens it accepts
+	seen     *ReplayCache     // the tokens it accepted
 	now      func() time.Time // its clock
 	legacy   bool             // serve only protocol versions with sessions, statefully
 	srv      *httptest.Server
@@ -46,6 +48,7 @@ type testPeer struct {
 
 	mu      sync.Mutex // guards the fields below
 	results []map[string]any
+	last    string   // the last token it accepted
 	methods []string // JSON-RPC methods of the POSTs it let through
 	refused []error  // why it refused requests
 	down    bool     // crow_sync_status fails
@@ -69,7 +72,7 @@ func result(id string, score float64) map[string]any {
 
 func newTestPeer(t *testing.T, id string, keys *keyring, opts ...peerOption) *testPeer {
 	t.Helper()
-	p := &testPeer{id: id, name: id + "-name", keys: keys, now: time.Now, entered: make(chan struct{}, 16)}
+	p := &testPeer{id: id, name: id + "-name", keys: keys, now: time.Now, seen: NewReplayCache(nil, 0), entered: make(chan struct{}, 16)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -110,6 +113,12 @@ func (p *testPeer) count(method string) int {
 	return n
 }
 
+func (p *testPeer) lastToken() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
 func (p *testPeer) refusals() []error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -123,7 +132,11 @@ func (p *testPeer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if _, err := Verify(tok, p.id, p.now(), p.keys.keyOf); !ok || err != nil {
+	c, err := Verify(tok, p.id, p.now(), p.keys.keyOf)
+	if err == nil {
+		err = p.seen.Admit(c)
+	}
+	if !ok || err != nil {
 		p.mu.Lock()
 		p.refused = append(p.refused, err)
 		p.mu.Unlock()
@@ -131,6 +144,9 @@ func (p *testPeer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"bad token"}`, http.StatusUnauthorized)
 		return
 	}
+	p.mu.Lock()
+	p.last = tok
+	p.mu.Unlock()
 	if r.Method == http.MethodPost {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))

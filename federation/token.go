@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/crow-sync/crow/clock"
@@ -56,6 +55,9 @@ var (
 	// ErrWrongAudience is returned by Verify for a token issued for another
 	// instance.
 	ErrWrongAudience = errors.New("token issued for another instance")
+	// ErrSelfIssued is returned by Verify for a token whose issuer is the
+	// verifying instance itself: a peer's token never is.
+	ErrSelfIssued = errors.New("token issued by this instance itself")
 	// ErrLifetime is returned by Verify for a token whose expiry is not after
 	// its issued-at or more than MaxLifetime after it, and by Sign for such
 	// claims.
@@ -106,8 +108,8 @@ func Sign(priv ed25519.PrivateKey, c Claims) (string, error) {
 // claims. keyOf returns the public key of a registered, non-revoked instance
 // and an error otherwise. The checks run in this order, and the first
 // failure is returned: format and size (ErrMalformed), issuer key
-// (ErrUnknownIssuer), signature (ErrBadSignature), audience == self
-// (ErrWrongAudience), lifetime ≤ MaxLifetime (ErrLifetime), time window with
+// (ErrUnknownIssuer), signature (ErrBadSignature), issuer ≠ self
+// (ErrSelfIssued), audience == self (ErrWrongAudience), lifetime ≤ MaxLifetime (ErrLifetime), time window with
 // MaxSkew: expiry > now − MaxSkew (ErrExpired) and issued-at ≤ now + MaxSkew
 // (ErrNotYetValid).
 func Verify(token, self string, now time.Time, keyOf func(instanceID string) (ed25519.PublicKey, error)) (Claims, error) {
@@ -128,6 +130,9 @@ func Verify(token, self string, now time.Time, keyOf func(instanceID string) (ed
 	}
 	if !ed25519.Verify(pub, payload, sig) {
 		return Claims{}, fmt.Errorf("%w: issuer %q", ErrBadSignature, c.Issuer)
+	}
+	if c.Issuer == self {
+		return Claims{}, fmt.Errorf("%w: issuer %q", ErrSelfIssued, c.Issuer)
 	}
 	if c.Audience != self {
 		return Claims{}, fmt.Errorf("%w: audience %q, this instance is %q", ErrWrongAudience, c.Audience, self)
@@ -255,57 +260,54 @@ func decodePayload(b []byte) (c Claims, iat, exp int64, err error) {
 	return c, iat, exp, nil
 }
 
-// TokenSource issues this instance's tokens, one cached per audience,
-// renewed once less than TokenRenewBefore of its life is left. It is safe
-// for concurrent use.
+// TokenSource issues this instance's tokens. Every call of Token makes a
+// new token (a new nonce): a receiver accepts each token once (its replay
+// cache, Verifier), so a token is never reused, not even for a retry. It is
+// safe for concurrent use.
 type TokenSource struct {
 	self string
 	priv ed25519.PrivateKey
 	clk  clock.Clock
-
-	mu    sync.Mutex        // guards cache
-	cache map[string]cached // by audience
-}
-
-type cached struct {
-	token  string
-	expiry time.Time
 }
 
 // NewTokenSource returns a source of tokens issued by self and signed with
-// priv, its instance key, with issue times and renewals on clk (nil:
-// clock.System).
+// priv, its instance key, with issue times on clk (nil: clock.System).
 func NewTokenSource(self string, priv ed25519.PrivateKey, clk clock.Clock) *TokenSource {
-	return &TokenSource{self: self, priv: priv, clk: clock.Or(clk), cache: make(map[string]cached)}
+	return &TokenSource{self: self, priv: priv, clk: clock.Or(clk)}
 }
 
-// Token returns a token for audience, valid for at least TokenRenewBefore
-// from now (minus rounding to whole seconds).
+// Token returns a new token for audience, issued now (rounded down to a
+// whole second) for TokenLifetime. It refuses audience == self: an
+// instance does not call itself over federation.
 func (s *TokenSource) Token(audience string) (string, error) {
-	now := s.clk.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.cache[audience]; ok && t.expiry.Sub(now) >= TokenRenewBefore {
-		return t.token, nil
+	if audience == s.self && s.self != "" {
+		return "", fmt.Errorf("signing token: %w: audience %q", ErrSelfIssued, audience)
 	}
+	now := s.clk.Now()
 	c := Claims{Issuer: s.self, Audience: audience, IssuedAt: time.Unix(now.Unix(), 0)}
 	c.Expiry = c.IssuedAt.Add(TokenLifetime)
 	rand.Read(c.Nonce[:])
-	tok, err := Sign(s.priv, c)
-	if err != nil {
-		return "", err
-	}
-	s.cache[audience] = cached{token: tok, expiry: c.Expiry}
-	return tok, nil
+	return Sign(s.priv, c)
 }
 
 // Verifier returns the check of tokens presented to this instance (self) by
 // peers: Verify at clk's time with keyOf (the registry's rule: the key the
-// seed derives for a registered, non-revoked instance), answering the
-// token's issuer.
+// seed derives for a registered, non-revoked instance), then the replay
+// cache (a ReplayCache of DefaultReplayCacheSize on clk, one per Verifier):
+// a token is accepted once, and ErrReplayed refuses it afterwards until it
+// expires. It answers the token's issuer.
 func Verifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error)) func(token string) (issuer string, err error) {
+	clk = clock.Or(clk)
+	seen := NewReplayCache(clk, DefaultReplayCacheSize)
 	return func(token string) (string, error) {
-		c, err := Verify(token, self, clk.Now(), keyOf)
-		return c.Issuer, err
+		now := clk.Now()
+		c, err := Verify(token, self, now, keyOf)
+		if err != nil {
+			return "", err
+		}
+		if err := seen.admit(c, now); err != nil {
+			return "", err
+		}
+		return c.Issuer, nil
 	}
 }

@@ -26,7 +26,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(tokenPrefix + ".")
 	f.Add(tokenPrefix + "Y3Jvdy1mZWQtdG9rZW4tdjEA__8.AAAA")
 	f.Add("")
-	sentinels := []error{ErrMalformed, ErrUnknownIssuer, ErrBadSignature, ErrWrongAudience, ErrLifetime, ErrExpired, ErrNotYetValid}
+	sentinels := []error{ErrMalformed, ErrUnknownIssuer, ErrBadSignature, ErrSelfIssued, ErrWrongAudience, ErrLifetime, ErrExpired, ErrNotYetValid}
 	f.Fuzz(func(t *testing.T, token string) {
 		c, err := Verify(token, "laptop", t0, keys.keyOf)
 		if err != nil {

@@ -175,7 +175,7 @@ func TestSignRefuses(t *testing.T) {
 
 func TestVerifyFailures(t *testing.T) {
 	home, other := testKey("home"), testKey("other")
-	keys := newKeyring(map[string]ed25519.PrivateKey{"home": home, "gone": testKey("gone")})
+	keys := newKeyring(map[string]ed25519.PrivateKey{"home": home, "gone": testKey("gone"), "laptop": testKey("laptop")})
 	keys.revoke("gone")
 	sign := func(priv ed25519.PrivateKey, mutate func(*Claims)) string {
 		c := goldenClaims()
@@ -226,6 +226,9 @@ func TestVerifyFailures(t *testing.T) {
 		{"unregistered issuer", sign(other, func(c *Claims) { c.Issuer = "stranger" }), t0, ErrUnknownIssuer, errNotRegistered},
 		{"revoked issuer", sign(testKey("gone"), func(c *Claims) { c.Issuer = "gone" }), t0, ErrUnknownIssuer, errRevoked},
 		{"signed by another key", sign(other, nil), t0, ErrBadSignature, nil},
+		{"self-issued", sign(testKey("laptop"), func(c *Claims) { c.Issuer = "laptop" }), t0, ErrSelfIssued, nil},
+		{"self-issued for another", sign(testKey("laptop"), func(c *Claims) { c.Issuer, c.Audience = "laptop", "vps" }), t0, ErrSelfIssued, nil},
+		{"order: signature before self-issued", sign(other, func(c *Claims) { c.Issuer = "laptop" }), t0, ErrBadSignature, nil},
 		{"other audience", sign(home, func(c *Claims) { c.Audience = "vps" }), t0, ErrWrongAudience, nil},
 		{"5 min + 1 s lifetime", withPayload(encodePayload(long)), t0, ErrLifetime, nil},
 		{"zero lifetime", withPayload(encodePayload(backwards)), t0, ErrLifetime, nil},
@@ -276,63 +279,55 @@ func TestVerifyBitFlips(t *testing.T) {
 	}
 }
 
-func TestTokenSourceCache(t *testing.T) {
+func TestTokenSourceFresh(t *testing.T) {
 	home := testKey("home")
 	keys := newKeyring(map[string]ed25519.PrivateKey{"home": home})
 	start := t0.Add(400 * time.Millisecond) // not on a whole second
 	clk := clock.NewFake(start)
 	src := NewTokenSource("home", home, clk)
 
-	first, err := src.Token("laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Verify(first, "laptop", start, keys.keyOf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.IssuedAt.Equal(t0) || c.Expiry.Sub(c.IssuedAt) != TokenLifetime {
-		t.Fatalf("claims %+v: want issued at %s for %s", c, t0, TokenLifetime)
+	// Every call makes a new token, even at the same instant: a receiver
+	// accepts each one once.
+	nonces := map[[nonceLen]byte]bool{}
+	toks := map[string]bool{}
+	for range 3 {
+		tok, err := src.Token("laptop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Verify(tok, "laptop", start, keys.keyOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.IssuedAt.Equal(t0) || c.Expiry.Sub(c.IssuedAt) != TokenLifetime {
+			t.Fatalf("claims %+v: want issued at %s for %s", c, t0, TokenLifetime)
+		}
+		if toks[tok] || nonces[c.Nonce] {
+			t.Fatal("a token (or nonce) issued twice")
+		}
+		toks[tok], nonces[c.Nonce] = true, true
 	}
 	vps, err := src.Token("vps")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vps == first {
-		t.Fatal("same token for two audiences")
-	}
 	if _, err := Verify(vps, "vps", start, keys.keyOf); err != nil {
 		t.Fatal(err)
 	}
-
-	// Reused while at least a minute of life is left: expiry is t0+5m, so up
-	// to t0+4m exactly.
-	for _, at := range []time.Duration{time.Second, 2 * time.Minute, 4 * time.Minute} {
-		clk.Set(t0.Add(at))
-		if got, _ := src.Token("laptop"); got != first {
-			t.Fatalf("at +%s: token renewed early", at)
-		}
-	}
-	clk.Set(t0.Add(4*time.Minute + time.Nanosecond))
-	second, err := src.Token("laptop")
+	clk.Set(t0.Add(4 * time.Minute))
+	later, err := src.Token("laptop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second == first {
-		t.Fatal("at +4m: token not renewed with under a minute left")
-	}
-	c2, err := Verify(second, "laptop", clk.Now(), keys.keyOf)
+	c, err := Verify(later, "laptop", clk.Now(), keys.keyOf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c2.Nonce == c.Nonce {
-		t.Error("renewed token has the same nonce")
+	if !c.IssuedAt.Equal(t0.Add(4 * time.Minute)) {
+		t.Errorf("token issued at %s, want %s", c.IssuedAt, t0.Add(4*time.Minute))
 	}
-	if !c2.IssuedAt.Equal(t0.Add(4 * time.Minute)) {
-		t.Errorf("renewed token issued at %s, want %s", c2.IssuedAt, t0.Add(4*time.Minute))
-	}
-	if got, _ := src.Token("laptop"); got != second {
-		t.Error("renewed token not cached")
+	if _, err := src.Token("home"); !errors.Is(err, ErrSelfIssued) {
+		t.Errorf("token for itself: err %v, want ErrSelfIssued", err)
 	}
 }
 
@@ -351,10 +346,12 @@ func TestTokenSourceConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, tok := range toks[1:] {
-		if tok != toks[0] {
-			t.Fatal("concurrent callers got different tokens for one audience")
+	seen := map[string]bool{}
+	for _, tok := range toks {
+		if seen[tok] {
+			t.Fatal("concurrent callers got the same token")
 		}
+		seen[tok] = true
 	}
 	if _, err := NewTokenSource("", home, nil).Token("laptop"); err == nil {
 		t.Error("a source without an id issued a token")
