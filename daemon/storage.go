@@ -33,6 +33,19 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 		}
 		return nil
 	})
+	d.metrics.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crow_store_free_bytes",
+			Help: "Free bytes on the filesystem of the store, as the free-space guard last read them (-1: unknown)."},
+			func() float64 {
+				if free, ok := d.db.FreeSpace(); ok {
+					return float64(free)
+				}
+				return -1
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_store_refused_writes_total",
+			Help: "Writes the free-space guard refused (local writes and apply batches) because the disk was too full."},
+			func() float64 { return float64(d.db.RefusedWrites()) }),
+	)
 	// Feeds: our own log and the verified replicas of everyone else's.
 	feedStore := feed.NewKVStorage(d.db)
 	if d.own, err = feed.OpenLog(feedStore, d.h.InstanceKey()); err != nil {
