@@ -23,7 +23,8 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	d.metrics = prometheus.NewRegistry()
 	d.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory})
+	minFree := d.cfg.Settings.MinFreeMB << 20 // 0: store's default; negative: no guard
+	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory, MinFree: minFree})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
