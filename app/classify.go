@@ -26,6 +26,7 @@ var domainKinds = []struct {
 	{store.ErrInvalidTable, KindInvalid},
 	{store.ErrTooLarge, KindTooLarge},
 	{store.ErrClosed, KindUnavailable},
+	{store.ErrDiskFull, KindInsufficientStorage},
 
 	{registry.ErrInvalidURL, KindInvalid},
 	{registry.ErrRevokeSelf, KindInvalid},

@@ -125,12 +125,44 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 func (d *Daemon) serveRegistry(ctx context.Context) error {
 	// Our own row: in the table from the first start, and kept current
 	// (sync addresses change when the port is chosen by the system).
-	_, err := d.reg.RegisterSelf(ctx, registry.SelfInfo{
-		Name: d.h.Name, Role: d.h.Role, GatewayURL: d.gatewayURL, SyncAddrs: d.tr.Addrs(), CreatedAt: d.createdAt,
-	})
-	if errors.Is(err, registry.ErrRevoked) {
+	registerSelf := func() error {
+		_, err := d.reg.RegisterSelf(ctx, registry.SelfInfo{
+			Name: d.h.Name, Role: d.h.Role, GatewayURL: d.gatewayURL, SyncAddrs: d.tr.Addrs(), CreatedAt: d.createdAt,
+		})
+		return err
+	}
+	err := registerSelf()
+	switch {
+	case errors.Is(err, registry.ErrRevoked):
 		return fmt.Errorf("this instance has been revoked; it cannot serve this identity any more: %w", err)
-	} else if err != nil {
+	case errors.Is(err, store.ErrDiskFull):
+		// A full disk must not stop the daemon (reads, sync status and the UI
+		// keep working): the own row is written once space returns.
+		d.log.Warn("own registry row not updated: disk full; retrying every 10s", "err", err)
+		retried := make(chan struct{})
+		defer func() { <-retried }()
+		go func() {
+			defer close(retried)
+			t := d.clk.NewTicker(10 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C():
+				}
+				err := registerSelf()
+				if err == nil {
+					d.log.Info("own registry row updated after the disk had been full")
+					return
+				}
+				if !errors.Is(err, store.ErrDiskFull) {
+					d.log.Error("updating own registry row", "err", err)
+					return
+				}
+			}
+		}()
+	case err != nil:
 		return err
 	}
 	unsub := d.reg.Subscribe(func(registry.Event) {

@@ -23,7 +23,8 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	d.metrics = prometheus.NewRegistry()
 	d.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory})
+	minFree := d.cfg.Settings.MinFreeMB << 20 // 0: store's default; negative: no guard
+	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory, MinFree: minFree})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
@@ -33,6 +34,19 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 		}
 		return nil
 	})
+	d.metrics.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crow_store_free_bytes",
+			Help: "Free bytes on the filesystem of the store, as the free-space guard last read them (-1: unknown)."},
+			func() float64 {
+				if free, ok := d.db.FreeSpace(); ok {
+					return float64(free)
+				}
+				return -1
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_store_refused_writes_total",
+			Help: "Writes the free-space guard refused (local writes and apply batches) because the disk was too full."},
+			func() float64 { return float64(d.db.RefusedWrites()) }),
+	)
 	// Feeds: our own log and the verified replicas of everyone else's.
 	feedStore := feed.NewKVStorage(d.db)
 	if d.own, err = feed.OpenLog(feedStore, d.h.InstanceKey()); err != nil {

@@ -100,7 +100,13 @@ type gatewayEnv struct {
 
 func newGatewayEnv(tb testing.TB, opts ...func(*app.Deps, *gateway.Config)) *gatewayEnv {
 	tb.Helper()
-	senv := storetest.Start(tb, tb.TempDir())
+	return newGatewayEnvStore(tb, store.Options{}, opts...)
+}
+
+// newGatewayEnvStore is newGatewayEnv over a store opened with sopts.
+func newGatewayEnvStore(tb testing.TB, sopts store.Options, opts ...func(*app.Deps, *gateway.Config)) *gatewayEnv {
+	tb.Helper()
+	senv := storetest.StartOptions(tb, tb.TempDir(), sopts)
 	ix, err := search.Open(filepath.Join(tb.TempDir(), "index"), slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatal(err)

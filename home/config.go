@@ -24,6 +24,7 @@ import (
 //	sync_listen                           CROW_SYNC_LISTEN                  "" (caller derives: gateway port + 1)
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
+//	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 5 % of the disk); -1: off)
 //	[chain] rpc_url                       CROW_CHAIN_RPC_URL                "" (embedded dev chain)
 //	[chain] contract                      CROW_CHAIN_CONTRACT               "" (home: deploy once, keep it in chain-rpc.json)
 //	[chain] key_file                      CROW_CHAIN_KEY_FILE               "" (key derived from the seed)
@@ -45,11 +46,14 @@ import (
 // ("30s", "1h30m"). Unknown keys in config.toml are an error naming them. An
 // environment variable set to the empty string counts as unset.
 type Config struct {
-	Listen     string      `toml:"listen"`
-	SyncListen string      `toml:"sync_listen"`
-	GatewayURL string      `toml:"gateway_url"`
-	LogLevel   string      `toml:"log_level"`
-	Chain      ChainConfig `toml:"chain"`
+	Listen     string `toml:"listen"`
+	SyncListen string `toml:"sync_listen"`
+	GatewayURL string `toml:"gateway_url"`
+	LogLevel   string `toml:"log_level"`
+	// MinFreeMB is the free-space guard's floor in MiB (0: 256; -1: no guard): writes are
+	// refused with 507 while the store's filesystem has less free than it or 5 % of its size.
+	MinFreeMB int64       `toml:"min_free_mb"`
+	Chain     ChainConfig `toml:"chain"`
 }
 
 // ChainConfig selects the anchoring chain. RPCURL empty means the embedded dev
@@ -200,6 +204,14 @@ func (c *Config) applyEnv(lookupEnv func(string) (string, bool)) error {
 		{"CROW_SYNC_LISTEN", str(&c.SyncListen)},
 		{"CROW_GATEWAY_URL", str(&c.GatewayURL)},
 		{"CROW_LOG_LEVEL", str(&c.LogLevel)},
+		{"CROW_MIN_FREE_MB", func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number of MiB", v)
+			}
+			c.MinFreeMB = n
+			return nil
+		}},
 		{"CROW_CHAIN_RPC_URL", str(&c.Chain.RPCURL)},
 		{"CROW_CHAIN_CONTRACT", str(&c.Chain.Contract)},
 		{"CROW_CHAIN_KEY_FILE", str(&c.Chain.KeyFile)},
@@ -236,6 +248,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid log_level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.MinFreeMB < -1 {
+		return fmt.Errorf("invalid min_free_mb %d: want a number of MiB, 0 for the default or -1 for no guard", c.MinFreeMB)
 	}
 	if c.Listen == "" {
 		return errors.New("listen address is empty")

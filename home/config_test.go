@@ -26,6 +26,7 @@ func TestConfigPrecedence(t *testing.T) {
 	toml := `listen = "0.0.0.0:4000"
 sync_listen = "/ip4/127.0.0.1/tcp/4001"
 log_level = "debug"
+min_free_mb = 512
 gateway_url = "http://100.64.0.1:4000"
 
 [chain]
@@ -41,6 +42,7 @@ rpc_url = "http://localhost:8545"
 	want := DefaultConfig()
 	want.Listen, want.SyncListen, want.LogLevel = "0.0.0.0:4000", "/ip4/127.0.0.1/tcp/4001", "debug"
 	want.GatewayURL, want.Chain.RPCURL = "http://100.64.0.1:4000", "http://localhost:8545"
+	want.MinFreeMB = 512
 	if cfg != want {
 		t.Errorf("file only = %+v, want %+v", cfg, want)
 	}
@@ -50,11 +52,13 @@ rpc_url = "http://localhost:8545"
 		"CROW_LOG_LEVEL":      "WARN",
 		"CROW_SYNC_LISTEN":    "", // empty = unset
 		"CROW_CHAIN_CONTRACT": "0x00000000000000000000000000000000000000Ab",
+		"CROW_MIN_FREE_MB":    "-1",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0x00000000000000000000000000000000000000Ab"
+	want.MinFreeMB = -1
 	if cfg != want {
 		t.Errorf("file + env = %+v, want %+v", cfg, want)
 	}
@@ -72,6 +76,8 @@ func TestConfigErrors(t *testing.T) {
 		"wrong type":        {"listen = 3001\n", nil, []string{"listen"}},
 		"bad log level":     {"log_level = \"loud\"\n", nil, []string{"loud"}},
 		"bad env log level": {"", map[string]string{"CROW_LOG_LEVEL": "trace"}, []string{"trace"}},
+		"bad min_free_mb":   {"min_free_mb = -2\n", nil, []string{"min_free_mb"}},
+		"bad env min free":  {"", map[string]string{"CROW_MIN_FREE_MB": "lots"}, []string{"CROW_MIN_FREE_MB"}},
 	} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, ConfigName), []byte(tc.toml), 0o600)

@@ -39,6 +39,14 @@ type Options struct {
 	// (default 32 MiB) before Open's trimmer reclaims the pages of badger's memory-mapped
 	// files (see trimMapped). Negative disables the trimmer.
 	MappedBudget int64
+	// MinFree is the free-space guard's floor in bytes (default 256 MiB): writes are
+	// refused with ErrDiskFull while the store's filesystem has less free than
+	// max(MinFree, MinFreePercent % of its size). Negative disables the guard.
+	MinFree int64
+	// MinFreePercent is the guard's share of the filesystem (default 5; negative: 0).
+	MinFreePercent float64
+	// Statfs replaces StatfsDir (tests).
+	Statfs Statfs
 }
 
 // DB is the badger database of one instance. It is safe for concurrent use.
@@ -58,6 +66,8 @@ type DB struct {
 	// gate holds commits back while Compact flushes the memtables (badger would fail
 	// them): commits and write batches hold it shared, Compact exclusively.
 	gate sync.RWMutex
+
+	guard *spaceGuard // nil: no free-space guard (in memory, or disabled)
 
 	trimStop chan struct{} // closed by Close to stop trimMapped
 	trimDone chan struct{} // closed when trimMapped returned (nil: not running)
@@ -93,6 +103,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
 	if !opts.InMemory {
 		db.dir = dir
+		if opts.MinFree >= 0 {
+			db.guard = newSpaceGuard(dir, opts)
+		}
 	}
 	if err := db.init(); err != nil {
 		bdb.Close()

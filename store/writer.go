@@ -234,7 +234,8 @@ func (w *Writer) Do(ctx context.Context, fn func() error) error {
 // queue Seq, once they are durable and in the journal. Mutations of one call are applied in
 // order, so a later one sees an earlier one. If ctx ends before the writer has taken the call
 // into a batch, nothing is written and ctx.Err() is returned; once taken, Write waits for the
-// outcome.
+// outcome. On a full disk (DB.CheckSpace) nothing is taken and a wrapped ErrDiskFull is
+// returned.
 func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 	if len(muts) == 0 {
 		return nil, nil
@@ -245,6 +246,9 @@ func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 			return nil, err
 		}
 		size += len(muts[i].Data) + len(muts[i].RowID)
+	}
+	if err := w.db.CheckSpace(); err != nil {
+		return nil, err
 	}
 	r := &request{muts: muts, size: size, resp: make(chan outcome, 1)}
 	select {

@@ -91,7 +91,13 @@ type Env struct {
 // registered with tb.Cleanup) stops the writer and closes the DB.
 func Start(tb testing.TB, dir string) *Env {
 	tb.Helper()
-	db, err := store.Open(dir, store.Options{})
+	return StartOptions(tb, dir, store.Options{})
+}
+
+// StartOptions is Start with opts for store.Open (a fake Statfs, a clock).
+func StartOptions(tb testing.TB, dir string, opts store.Options) *Env {
+	tb.Helper()
+	db, err := store.Open(dir, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -220,6 +220,11 @@ func (a *Applier) applyFeedLocked(ctx context.Context, key feed.PublicKey) (int,
 		if err != nil {
 			return total, err
 		}
+		// A full disk stops the pass before badger can fault; the checkpoint stays, so
+		// the next pass (a Notify or the Rescan tick) retries once space returns.
+		if err := a.db.CheckSpace(); err != nil {
+			return total, err
+		}
 		if err := a.commitLocked(key, tr.instance, next, entries); err != nil {
 			return total, err
 		}

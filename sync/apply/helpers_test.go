@@ -35,6 +35,9 @@ type node struct {
 	stop    func()
 	// memTable, if set, is the badger memtable size (small: small transactions).
 	memTable int64
+	// statfs and now, if set, are the store's free-space reading and clock.
+	statfs store.Statfs
+	now    func() time.Time
 }
 
 func keyOf(id string) ed25519.PrivateKey {
@@ -65,7 +68,10 @@ func (n *node) open() {
 	tb := n.tb
 	tb.Helper()
 	clock := func() time.Time { return testEpoch }
-	db, err := store.Open(n.dir, store.Options{InMemory: n.inMem, Now: clock, MemTableSize: n.memTable})
+	if n.now != nil {
+		clock = n.now
+	}
+	db, err := store.Open(n.dir, store.Options{InMemory: n.inMem, Now: clock, MemTableSize: n.memTable, Statfs: n.statfs})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,46 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crow-sync/crow/store"
+)
+
+// On a full disk the apply loop stops before writing (the checkpoint stays, nothing is
+// parked) and applies the same entries once space returns.
+func TestApplyStopsOnFullDisk(t *testing.T) {
+	a := newNode(t, "a", t.TempDir(), nil)
+	var free atomic.Uint64
+	free.Store(8 << 30)
+	var now atomic.Int64
+	now.Store(testEpoch.UnixNano())
+	b := &node{tb: t, id: "b", dir: t.TempDir(),
+		statfs: func(string) (uint64, uint64, error) { return free.Load(), 10 << 30, nil },
+		now:    func() time.Time { return time.Unix(0, now.Load()).UTC() }}
+	b.open()
+	t.Cleanup(b.close)
+
+	a.put("notes", "n1", `{"text":"one"}`)
+	free.Store(1 << 20)
+	now.Add(int64(time.Second))
+	pull(t, b, a, a.log.Key(), ^uint64(0))
+	if _, err := b.ap.CatchUp(context.Background()); !errors.Is(err, store.ErrDiskFull) {
+		t.Fatalf("catch up on a full disk: %v, want ErrDiskFull", err)
+	}
+	if r := b.get("notes", "n1"); r != nil {
+		t.Fatalf("row applied on a full disk: %+v", r)
+	}
+
+	free.Store(8 << 30)
+	now.Add(int64(time.Second))
+	if n := b.catchUp(); n != 1 {
+		t.Fatalf("catch up after space returned applied %d entries, want 1", n)
+	}
+	if r := b.get("notes", "n1"); r == nil || r.Deleted {
+		t.Fatalf("row after space returned: %+v", r)
+	}
+}
