@@ -24,7 +24,7 @@ import (
 //	sync_listen                           CROW_SYNC_LISTEN                  "" (caller derives: gateway port + 1)
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
-//	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 5 % of the disk); -1: off)
+//	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 1 % of the disk); -1: off)
 //	[chain] rpc_url                       CROW_CHAIN_RPC_URL                "" (embedded dev chain)
 //	[chain] contract                      CROW_CHAIN_CONTRACT               "" (home: deploy once, keep it in chain-rpc.json)
 //	[chain] key_file                      CROW_CHAIN_KEY_FILE               "" (key derived from the seed)
@@ -51,7 +51,7 @@ type Config struct {
 	GatewayURL string `toml:"gateway_url"`
 	LogLevel   string `toml:"log_level"`
 	// MinFreeMB is the free-space guard's floor in MiB (0: 256; -1: no guard): writes are
-	// refused with 507 while the store's filesystem has less free than it or 5 % of its size.
+	// refused with 507 while the store's filesystem has less free than it or 1 % of its size.
 	MinFreeMB int64       `toml:"min_free_mb"`
 	Chain     ChainConfig `toml:"chain"`
 }

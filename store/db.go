@@ -43,7 +43,7 @@ type Options struct {
 	// refused with ErrDiskFull while the store's filesystem has less free than
 	// max(MinFree, MinFreePercent % of its size). Negative disables the guard.
 	MinFree int64
-	// MinFreePercent is the guard's share of the filesystem (default 5; negative: 0).
+	// MinFreePercent is the guard's share of the filesystem (default 1, as Syncthing's minDiskFree; negative: 0).
 	MinFreePercent float64
 	// Statfs replaces StatfsDir (tests).
 	Statfs Statfs

@@ -31,7 +31,7 @@ func StatfsDir(dir string) (free, total uint64, err error) {
 // Guard defaults.
 const (
 	defaultMinFree        = 256 << 20
-	defaultMinFreePercent = 5
+	defaultMinFreePercent = 1
 	spaceCacheTTL         = time.Second
 )
 

@@ -22,12 +22,12 @@ func (f *fakeFS) statfs(string) (uint64, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
-	return f.free, 10 << 30, nil
+	return f.free, 50 << 30, nil
 }
 
 func (f *fakeFS) set(free uint64) { f.mu.Lock(); f.free = free; f.mu.Unlock() }
 
-// The guard refuses writes below max(256 MiB, 5 % of 10 GiB = 512 MiB), caches statfs for
+// The guard refuses writes below max(256 MiB, 1 % of 50 GiB = 512 MiB), caches statfs for
 // a second, and lets writes through again once space returns; a refused write leaves nothing.
 func TestDiskGuard(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
