@@ -1,6 +1,7 @@
 package anchor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func VerifyPacket(ctx context.Context, p Packet, rpcURL, checkpointRPC string) P
 	}
 	if p.Checkpoint != nil {
 		cp := p.Checkpoint
-		url := cmpOr(checkpointRPC, cp.RPCURL)
+		url := cmp.Or(checkpointRPC, cp.RPCURL)
 		hs, err := parseHashes(append([]string{cp.Root}, cp.Proof...))
 		if err == nil && !merkleVerifyHash(hs[0], root[0], hs[1:]) {
 			err = ErrProofMismatch
@@ -112,11 +113,51 @@ func VerifyPacket(ctx context.Context, p Packet, rpcURL, checkpointRPC string) P
 	return v
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// JudgeOptions is the policy of JudgeVersion (crow verify's flags).
+type JudgeOptions struct {
+	RPCURL        string // the chain's endpoint; "": the packet's rpc_url
+	CheckpointRPC string // the checkpoint chain's; "": the checkpoint's rpc_url
+	// MaxPending: a version still pending this long after it was
+	// consolidated is a failure (0: never).
+	MaxPending time.Duration
+	// RequireCheckpoint: a root anchored longer ago than this must be
+	// covered by a checkpoint (0: not required; see RequireCheckpoint).
+	RequireCheckpoint time.Duration
+	Now               time.Time
+}
+
+// JudgeVersion reaches a verdict on one version from its packet and the
+// chain alone (VerifyPacket), under o's policy. failure is "" when the
+// version passes; else it says why (mismatch, missing, or pending past
+// o.MaxPending).
+func JudgeVersion(ctx context.Context, c VersionCheck, o JudgeOptions) (v PacketVerdict, failure string) {
+	if c.Packet == nil {
+		v = PacketVerdict{Version: c.Version, StateHash: c.StateHash, Verdict: VerdictPending,
+			Checks: []Check{{Name: "status", Detail: "no packet yet: the version is not in an anchored root"}}}
+	} else {
+		v = VerifyPacket(ctx, *c.Packet, cmp.Or(o.RPCURL, c.Packet.RPCURL), o.CheckpointRPC)
+		if o.RequireCheckpoint > 0 && v.Verdict == VerdictVerified {
+			at, _ := time.Parse(time.RFC3339, v.AnchoredAt)
+			if err := RequireCheckpoint(*c.Packet, at, o.Now, o.RequireCheckpoint); err != nil {
+				v.Verdict = VerdictMissing
+				v.Checks = append(v.Checks, Check{Name: "checkpoint required", Detail: err.Error()})
+			}
+		}
 	}
-	return b
+	switch v.Verdict {
+	case VerdictPending:
+		if t, err := time.Parse(time.RFC3339, c.GeneratedAt); err == nil && o.MaxPending > 0 && o.Now.Sub(t) > o.MaxPending {
+			return v, fmt.Sprintf("version %d is still pending %s after its consolidation", c.Version, o.MaxPending)
+		}
+	case VerdictMismatch, VerdictMissing:
+		for _, ch := range v.Checks {
+			if !ch.OK {
+				return v, fmt.Sprintf("version %d: %s (%s: %s)", v.Version, v.Verdict, ch.Name, ch.Detail)
+			}
+		}
+		return v, fmt.Sprintf("version %d: %s", v.Version, v.Verdict)
+	}
+	return v, ""
 }
 
 // verifyOn checks root on the chain at url; owner "" skips the owner check

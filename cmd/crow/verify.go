@@ -52,30 +52,16 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	} else if checks, err = fetchChecks(ctx, g, *gw, pos[0]); err != nil {
 		return err
 	}
+	opts := anchor.JudgeOptions{RPCURL: *rpc, CheckpointRPC: *cpRPC, MaxPending: *maxPending, RequireCheckpoint: *requireCP, Now: time.Now()}
 	var out []anchor.PacketVerdict
 	var failed []string
 	for _, c := range checks {
 		if *version != 0 && c.Version != *version {
 			continue
 		}
-		var v anchor.PacketVerdict
-		if c.Packet == nil {
-			v = anchor.PacketVerdict{Version: c.Version, StateHash: c.StateHash, Verdict: anchor.VerdictPending,
-				Checks: []anchor.Check{{Name: "status", Detail: "no packet yet: the version is not in an anchored root"}}}
-		} else {
-			v = anchor.VerifyPacket(ctx, *c.Packet, cmpOr(*rpc, c.Packet.RPCURL), *cpRPC)
-			if *requireCP > 0 && v.Verdict == anchor.VerdictVerified {
-				at, _ := time.Parse(time.RFC3339, v.AnchoredAt)
-				if err := anchor.RequireCheckpoint(*c.Packet, at, time.Now(), *requireCP); err != nil {
-					v.Verdict = anchor.VerdictMissing
-					v.Checks = append(v.Checks, anchor.Check{Name: "checkpoint required", Detail: err.Error()})
-				}
-			}
-		}
-		if v.Verdict == anchor.VerdictPending && pendingTooLong(c.GeneratedAt, *maxPending) {
-			failed = append(failed, fmt.Sprintf("version %d is still pending %s after its consolidation", c.Version, *maxPending))
-		} else if v.Verdict == anchor.VerdictMismatch || v.Verdict == anchor.VerdictMissing {
-			failed = append(failed, fmt.Sprintf("version %d: %s (%s)", v.Version, v.Verdict, firstFailure(v)))
+		v, failure := anchor.JudgeVersion(ctx, c, opts)
+		if failure != "" {
+			failed = append(failed, failure)
 		}
 		out = append(out, v)
 	}
@@ -113,27 +99,6 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintf(g.stdout, "verified from the chain alone: %d version(s) checked\n", len(out))
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func firstFailure(v anchor.PacketVerdict) string {
-	for _, c := range v.Checks {
-		if !c.OK {
-			return c.Name + ": " + c.Detail
-		}
-	}
-	return v.Verdict
-}
-
-func pendingTooLong(generatedAt string, max time.Duration) bool {
-	t, err := time.Parse(time.RFC3339, generatedAt)
-	return err == nil && time.Since(t) > max
 }
 
 // readPacket reads a packet file: the packet itself, or an answer that
