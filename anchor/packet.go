@@ -75,13 +75,13 @@ func CheckBinding(crowID, rootPub, address, sig string) error {
 // different (a new RPC URL).
 func (w *Worker) chainRecordLocked(ctx context.Context) error {
 	info := w.cfg.Chain.Info()
+	id := ChainRecordID(info.ChainID, info.Contract)
+	if w.done[id] {
+		return nil // written (or checked) once since start
+	}
 	crow, pub, sig := SignBinding(w.cfg.Seed, info.Account)
 	want := ChainRecord{Kind: RecordChain, ChainKind: info.Kind, ChainID: info.ChainID, Contract: info.Contract, RPCURL: w.cfg.RPCURL,
 		AnchoringAddress: info.Account, CrowID: crow, RootPublicKey: pub, AddressSignature: sig}
-	id := ChainRecordID(info.ChainID, info.Contract)
-	if w.done[id] {
-		return nil
-	}
 	if r, err := w.cfg.DB.Get(store.TableAnchors, id); err == nil {
 		var have ChainRecord
 		if json.Unmarshal(r.Data, &have) == nil && have == want {
