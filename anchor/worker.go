@@ -591,11 +591,12 @@ func (w *Worker) resendLocked(ctx context.Context, rr *RootRecord) (Receipt, err
 	var pending []pendingMemory
 	err = w.cfg.DB.View(func(txn *store.Txn) error {
 		for _, id := range rr.Items {
-			rec, ok, err := ReadRecord(w.cfg.DB, id)
-			if err != nil || !ok || rec.Number == 0 {
+			ar, err := txn.GetRow(store.TableAnchors, id) // in this transaction, not one each
+			var rec Record
+			if err != nil || ar.Deleted || json.Unmarshal(ar.Data, &rec) != nil || rec.Number == 0 {
 				continue
 			}
-			row, err := txn.GetRow(store.TableMemoryVersions, fmt.Sprintf("%020d", rec.Number))
+			row, err := txn.GetRow(store.TableMemoryVersions, memory.VersionRowID(rec.Number))
 			if err != nil {
 				continue
 			}
