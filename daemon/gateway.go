@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"time"
 
@@ -97,8 +98,14 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Writer:          d.writer,
 		Remote:          d.fed,
 		VerifyPeerToken: federation.Verifier(h.InstanceID, d.clk, d.reg.PeerKey),
-		Metrics:         d.metrics,
-		ChainRPC:        chainRPC,
+		// A token of an instance not registered here yet is the start-up
+		// race, not an attack, within the registry's grace.
+		ExpectedTokenRefusal: func(token string, err error) bool {
+			issuer, ok := federation.ClaimedIssuer(token)
+			return ok && errors.Is(err, registry.ErrNotFound) && d.reg.ExpectedIDRefusal(issuer)
+		},
+		Metrics:  d.metrics,
+		ChainRPC: chainRPC,
 	})
 }
 

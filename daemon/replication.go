@@ -43,6 +43,24 @@ type pauseSwitch struct {
 func (p *pauseSwitch) Set(paused bool) { p.on.Store(paused); p.peers.Notify() }
 func (p *pauseSwitch) Paused() bool    { return p.on.Load() }
 
+// syncAdmitter admits registered, non-revoked instances while replication
+// is not paused. A refusal while paused, or of a key not registered here
+// yet within registry.BootstrapGrace, is expected (not a security event).
+type syncAdmitter struct{ d *Daemon }
+
+func (a syncAdmitter) Admit(p transport.PeerID) bool {
+	pub, err := p.PublicKey()
+	return err == nil && !a.d.pause.Paused() && a.d.reg.IsAdmittedKey(pub)
+}
+
+func (a syncAdmitter) ExpectedRefusal(p transport.PeerID) bool {
+	if a.d.pause.Paused() {
+		return true
+	}
+	pub, err := p.PublicKey()
+	return err == nil && a.d.reg.ExpectedKeyRefusal(pub)
+}
+
 // buildReplication is stage 3: the apply loop, the sync feeds, the
 // transport and the sync node.
 func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error)) error {
@@ -96,10 +114,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	}
 	d.tr, err = open(TransportConfig{
 		Key: d.h.InstanceKey(), Listen: listen, Logger: d.log,
-		Admit: transport.AdmitFunc(func(p transport.PeerID) bool {
-			pub, err := p.PublicKey()
-			return err == nil && !d.pause.Paused() && d.reg.IsAdmittedKey(pub)
-		}),
+		Admit: syncAdmitter{d},
 	})
 	if err != nil {
 		return fmt.Errorf("sync listen on %s: %w", listen, err)

@@ -137,7 +137,7 @@ func TestRouterCallsPeerWithToken(t *testing.T) {
 		t.Fatal("home answered a revoked instance's federated call")
 	}
 	Eventually(t, syncTimeout, "the refused token in home's log", func() bool {
-		return strings.Contains(home.Log(), "federation token refused")
+		return strings.Contains(home.Log(), "security: federation token refused")
 	})
 }
 

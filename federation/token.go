@@ -311,3 +311,17 @@ func Verifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed255
 		return c.Issuer, nil
 	}
 }
+
+// ClaimedIssuer returns the issuer a well-formed token names, without
+// verifying anything: for classifying a refusal in logs, never for trust.
+func ClaimedIssuer(token string) (string, bool) {
+	payload, _, err := splitToken(token)
+	if err != nil {
+		return "", false
+	}
+	c, _, _, err := decodePayload(payload)
+	if err != nil {
+		return "", false
+	}
+	return c.Issuer, true
+}

@@ -94,7 +94,11 @@ func (s *Server) requireOwnerOrPeer(h http.Handler) http.Handler {
 		issuer, err := s.cfg.VerifyPeerToken(key)
 		if err != nil {
 			s.metrics.peers.WithLabelValues("refused").Inc()
-			s.log.Warn("security: federation token refused", "remote", r.RemoteAddr, "err", err)
+			if s.cfg.ExpectedTokenRefusal != nil && s.cfg.ExpectedTokenRefusal(key, err) {
+				s.log.Info("federation token refused: its issuer is not registered here yet", "remote", r.RemoteAddr, "err", err)
+			} else {
+				s.log.Warn("security: federation token refused", "remote", r.RemoteAddr, "err", err)
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="crow", error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, "federation token refused: %s", err.Error())
 			return

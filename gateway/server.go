@@ -62,6 +62,10 @@ type Config struct {
 	// another instance and returns its issuer (the peer's instance id). Nil:
 	// /mcp accepts the owner key only.
 	VerifyPeerToken func(token string) (issuer string, err error)
+	// ExpectedTokenRefusal, if set, says a refused token is expected (its
+	// issuer is not registered here yet): it is logged at info level, not
+	// as a security warning. It is still refused.
+	ExpectedTokenRefusal func(token string, err error) bool
 	// PeerAllowed, if set, overrides which tools a peer may call through
 	// /mcp (default: the operations app's table gives peer access).
 	PeerAllowed func(tool string) bool

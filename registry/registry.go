@@ -132,6 +132,10 @@ type Registry struct {
 
 	// mirrorMu serialises mirror writes so the last write holds the latest view.
 	mirrorMu sync.Mutex
+
+	// strangers times the refusals of instances not known yet
+	// (ExpectedKeyRefusal).
+	strangers strangers
 }
 
 // snapshot is an immutable view of the table.

@@ -230,7 +230,7 @@ func (t *Host) writer(s *session, st network.Stream) {
 func (t *Host) handleInbound(st network.Stream) {
 	p := PeerID(st.Conn().RemotePeer())
 	if !t.admit.Admit(p) { // revoked after the connection was gated
-		t.log.Warn("security: refusing sync stream from peer not admitted", "peer", p)
+		logRefusal(t.log, t.admit, p, "refusing sync stream from peer not admitted")
 		_ = st.Reset()
 		return
 	}
@@ -296,7 +296,7 @@ type gater struct {
 func (g *gater) InterceptPeerDial(p peer.ID) bool {
 	ok := g.admit.Admit(PeerID(p))
 	if !ok {
-		g.log.Warn("security: refusing to dial peer not admitted", "peer", p)
+		logRefusal(g.log, g.admit, PeerID(p), "refusing to dial peer not admitted")
 	}
 	return ok
 }
@@ -310,10 +310,21 @@ func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
 func (g *gater) InterceptSecured(dir network.Direction, p peer.ID, addrs network.ConnMultiaddrs) bool {
 	ok := g.admit.Admit(PeerID(p))
 	if !ok {
-		g.log.Warn("security: refusing connection from peer not admitted",
-			"peer", p, "direction", dir.String(), "remote", addrs.RemoteMultiaddr().String())
+		logRefusal(g.log, g.admit, PeerID(p), "refusing connection from peer not admitted",
+			"direction", dir.String(), "remote", addrs.RemoteMultiaddr().String())
 	}
 	return ok
+}
+
+// logRefusal logs a refused peer: a security warning, unless the Admitter
+// says the refusal is expected (ExpectedRefuser), then an info line.
+func logRefusal(log *slog.Logger, a Admitter, p PeerID, msg string, attrs ...any) {
+	attrs = append([]any{"peer", p}, attrs...)
+	if e, ok := a.(ExpectedRefuser); ok && e.ExpectedRefusal(p) {
+		log.Info(msg+" (expected: not registered here yet, or replication paused)", attrs...)
+		return
+	}
+	log.Warn("security: "+msg, attrs...)
 }
 
 func (g *gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }

@@ -55,6 +55,14 @@ type Admitter interface {
 	Admit(p PeerID) bool
 }
 
+// ExpectedRefuser may be implemented by an Admitter to say that refusing p
+// is expected — replication paused by the operator, a peer not registered
+// here yet during the start-up race — so the refusal is logged at info
+// level rather than as a security warning.
+type ExpectedRefuser interface {
+	ExpectedRefusal(p PeerID) bool
+}
+
 // AdmitFunc adapts a function to Admitter.
 type AdmitFunc func(PeerID) bool
 
