@@ -15,7 +15,7 @@ import (
 )
 
 // newService is a memory.Service over badger in a temporary directory.
-func newService(t *testing.T) *memory.Service {
+func newService(t testing.TB) *memory.Service {
 	t.Helper()
 	env := storetest.Start(t, t.TempDir())
 	ix, err := search.Open(filepath.Join(t.TempDir(), "index"), slog.New(slog.DiscardHandler))
