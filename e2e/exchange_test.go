@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/memory"
@@ -158,3 +164,71 @@ func TestExportImport(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// openPTY opens a pseudo-terminal pair (Linux /dev/ptmx) with no library: the master to read
+// what a process writes to the terminal, the slave to hand it as that process's stderr.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("opening /dev/ptmx (a terminal is needed to test the progress bar): %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("unlocking the pty: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatalf("reading the pty number: %v", e)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("opening the pty's terminal: %v", err)
+	}
+	return m, s
+}
+
+// TestExchangeProgressBarOnATerminal: with stderr a terminal, export and import draw a bar
+// there and the summary still goes to stdout; without a terminal (TestExportImport) stderr
+// has no bar.
+func TestExchangeProgressBarOnATerminal(t *testing.T) {
+	d := NewDaemon(t, "bar", nil)
+	d.Start()
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"format":"crow-memories","version":1}` + "\n")
+	for i := range 600 { // more than one page and batch
+		fmt.Fprintf(&b, `{"id":"01JDQ7Z3K5M8N9P0Q1R%07d","content":"memory %d","tags":[]}`+"\n", i, i)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (stdout, terminal string) {
+		master, slave := openPTY(t)
+		defer master.Close()
+		cmd := exec.Command(crowBin, args...)
+		cmd.Env = d.env()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, slave
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		slave.Close() // the child holds it now: reading ends when it exits
+		var term bytes.Buffer
+		copied := make(chan struct{})
+		go func() { _, _ = io.Copy(&term, master); close(copied) }()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("crow %s: %v\nstdout %s\nterminal %s", strings.Join(args, " "), err, out.String(), term.String())
+		}
+		<-copied
+		return out.String(), term.String()
+	}
+	out, term := run("memory", "import", file)
+	if !strings.Contains(out, "imported 600 memories") || !strings.Contains(term, "importing") || !strings.Contains(term, "/600, ") {
+		t.Fatalf("import: stdout %q\nterminal %q", out, term)
+	}
+	out, term = run("memory", "export", "--out", filepath.Join(t.TempDir(), "e.jsonl"))
+	if !strings.Contains(out, "exported 600 memories") || !strings.Contains(term, "exporting") {
+		t.Fatalf("export: stdout %q\nterminal %q", out, term)
+	}
+}
