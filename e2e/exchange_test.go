@@ -129,6 +129,8 @@ func TestExportImport(t *testing.T) {
 		{"bad JSON", `{"format":"crow-memories","version":1}` + "\n" + good + "\n" + `{"id": nope}` + "\n", nil, "line 3: bad JSON"},
 		{"oversized content", `{"format":"crow-memories","version":1}` + "\n" + good + "\n" +
 			`{"id":"01JDQ7Z3K5M8N9P0Q1R2S3T4V6","content":"` + strings.Repeat("x", memory.MaxContentBytes+1) + `"}` + "\n", nil, "line 3: content: is 65537 bytes"},
+		{"over the body cap", `{"format":"crow-memories","version":1}` + "\n" + good + "\n" +
+			`{"id":"01JDQ7Z3K5M8N9P0Q1R2S3T4V6","content":"` + strings.Repeat(`\u0001`, memory.MaxContentBytes) + `"}` + "\n", nil, "lines 2-3: request body of"},
 		{"unknown format", good + "\n", []string{"--format", "csv"}, `unknown format "csv"`},
 		{"undetectable", "just text\n", nil, "give --format"},
 	} {

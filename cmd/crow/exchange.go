@@ -168,6 +168,9 @@ func runMemoryImport(ctx context.Context, g *globals, args []string) error {
 		for _, b := range batches {
 			in.Memories, in.DryRun = b, dry
 			out, err := client.Do(ctx, c, app.MemoryImport, in)
+			if err != nil && !strings.HasPrefix(err.Error(), "line ") { // not about one line: name the batch's
+				return res, fmt.Errorf("%s, lines %d-%d: %w", file, b[0].Line, b[len(b)-1].Line, err)
+			}
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", file, err)
 			}
