@@ -39,6 +39,11 @@ func newID(now time.Time) string {
 	}
 	lastID.b = b
 	lastID.Unlock()
+	return ulidString(b)
+}
+
+// ulidString writes the 16 bytes of a ULID as its 26 characters.
+func ulidString(b [16]byte) string {
 	// 128 bits → 26 chars of 5 bits (the first char carries 3 bits).
 	var out [26]byte
 	hi := binary.BigEndian.Uint64(b[0:8])

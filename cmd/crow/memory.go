@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("memory", "add, get, list and search memories, prove one (add|get|list|search|update|delete|forget|proof)", runMemory)
+	register("memory", "add, get, list and search memories, prove one (add|get|list|search|update|delete|forget|proof|export|import)", runMemory)
 }
 
 // memoryLine is what the CLI prints of a memory.
@@ -57,9 +57,15 @@ func forgottenLine(f memory.Forgotten) string {
 
 func runMemory(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: crow memory add|get|list|search|update|delete|forget|proof ...")
+		return usagef("usage: crow memory add|get|list|search|update|delete|forget|proof|export|import ...")
 	}
 	sub, args := args[0], args[1:]
+	switch sub { // their own flags (exchange.go)
+	case "export":
+		return runMemoryExport(ctx, g, args)
+	case "import":
+		return runMemoryImport(ctx, g, args)
+	}
 	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
 	g.bind(fs)
 	project := fs.String("project", "", "project name")
@@ -187,7 +193,7 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	case "proof":
 		return runMemoryProof(ctx, g, c, pos)
 	default:
-		return usagef("unknown memory command %q: use add, get, list, search, update, delete or proof", sub)
+		return usagef("unknown memory command %q: use add, get, list, search, update, delete, forget, proof, export or import", sub)
 	}
 }
 
