@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,10 @@ type source struct {
 	n    int
 }
 
-func newSource(t *testing.T, n int) *source {
+// filler makes a note the size of a typical memory (~500 bytes).
+var filler = strings.Repeat("lorem ipsum ", 40)
+
+func newSource(t testing.TB, n int) *source {
 	t.Helper()
 	seed, err := identity.NewSeed(rand.Reader)
 	if err != nil {
@@ -72,9 +76,13 @@ func newSource(t *testing.T, n int) *source {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Serve(ctx) }()
-	for i := range n {
-		if _, err := w.Write(ctx, store.Mutation{Table: store.TableNotes, RowID: fmt.Sprintf("n%03d", i), Op: store.OpInsert,
-			Data: json.RawMessage(fmt.Sprintf(`{"text":"note %d"}`, i))}); err != nil {
+	for i := 0; i < n; i += 100 {
+		var muts []store.Mutation
+		for j := i; j < min(n, i+100); j++ {
+			muts = append(muts, store.Mutation{Table: store.TableNotes, RowID: fmt.Sprintf("n%03d", j), Op: store.OpInsert,
+				Data: json.RawMessage(fmt.Sprintf(`{"text":"note %d: %s"}`, j, filler))})
+		}
+		if _, err := w.Write(ctx, muts...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +97,7 @@ func newSource(t *testing.T, n int) *source {
 
 // archive is a sealed archive of s (taken with the database closed: the
 // consistency under writes is store's TestSnapshotConsistentUnderWrites).
-func (s *source) archive(t *testing.T, c Contents) []byte {
+func (s *source) archive(t testing.TB, c Contents) []byte {
 	t.Helper()
 	db, err := store.Open(filepath.Join(s.dir, home.DBName), noGuard)
 	if err != nil {
@@ -114,7 +122,7 @@ func (s *source) archive(t *testing.T, c Contents) []byte {
 	return out.Bytes()
 }
 
-func (s *source) contents(t *testing.T) Contents {
+func (s *source) contents(t testing.TB) Contents {
 	t.Helper()
 	c, err := Collect(s.h, "test", time.Now())
 	if err != nil {
