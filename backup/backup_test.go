@@ -18,6 +18,7 @@ import (
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/identity/member"
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/sync/feeds"
@@ -92,6 +93,9 @@ func newSource(t testing.TB, n int) *source {
 	}
 	cancel()
 	<-done
+	if err := db.SetConsumerPos(memory.NumbererConsumer, 3); err != nil { // as on home
+		t.Fatal(err)
+	}
 	return &source{dir: dir, h: h, seed: seed, n: n}
 }
 
@@ -203,6 +207,9 @@ func TestRoundTripWithSeed(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok, err := db.ConsumerPos(memory.NumbererConsumer); ok || err != nil {
+		t.Fatalf("home's numberer position was restored (%v)", err)
 	}
 	if rows != s.n {
 		t.Fatalf("%d notes restored, want %d", rows, s.n)

@@ -47,6 +47,8 @@
 //  4. The old instance's feed, whose every entry the rows already hold, is
 //     marked applied: it is now a read-only replica of the old id; the new
 //     instance authors a new feed, so it can never fork the old one.
+//     Home's numberer position (a queue consumer) is dropped: the restored
+//     instance is a satellite, and the position would pin the queue.
 //  5. With the seed, join.json names home (from the restored registry), so
 //     the first start registers the new instance with it.
 //  6. The configuration files are written, and staging is moved into place.

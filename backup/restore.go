@@ -14,6 +14,7 @@ import (
 
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 )
@@ -138,6 +139,11 @@ func Restore(ctx context.Context, plain io.Reader, dir string, opts Options) (re
 
 	if err := markOldFeedApplied(ctx, db, info.PublicKey, oldKey); err != nil {
 		return res, err
+	}
+	// A restored instance is a satellite and runs no Numberer: a home's
+	// numberer position would hold back the pruning of the queue for ever.
+	if err := db.DropConsumer(memory.NumbererConsumer); err != nil {
+		return res, fmt.Errorf("dropping home's numberer position: %w", err)
 	}
 	if seed != nil {
 		e, ok, err := homeOf(db, m.InstanceID)
