@@ -139,7 +139,7 @@ func Write(w io.Writer, c Contents, db io.Reader) (Stats, error) {
 	sum := sha256.New()
 	buf := make([]byte, chunkSize)
 	for {
-		n, err := io.ReadFull(db, buf)
+		n, err := fill(db, buf)
 		if n > 0 {
 			sum.Write(buf[:n])
 			if err := put(fmt.Sprintf("%s%06d", chunkPrefix, st.Chunks), buf[:n]); err != nil {
@@ -148,7 +148,7 @@ func Write(w io.Writer, c Contents, db io.Reader) (Stats, error) {
 			st.Chunks++
 			st.Bytes += int64(n)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			break
 		} else if err != nil {
 			return st, fmt.Errorf("reading the store snapshot: %w", err)
@@ -162,6 +162,22 @@ func Write(w io.Writer, c Contents, db io.Reader) (Stats, error) {
 		return st, fmt.Errorf("writing the archive: %w", err)
 	}
 	return st, nil
+}
+
+// fill reads r into buf until buf is full (nil error) or r ends (io.EOF, with
+// the bytes read before it). Unlike io.ReadFull it passes r's own errors
+// through, so a cut stream (io.ErrUnexpectedEOF from HTTP) is an error, not
+// an end.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // reader reads an archive's entries in their order.

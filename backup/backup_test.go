@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,3 +326,17 @@ func TestRestoreRefusesNonEmptyTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot stream that breaks midway (the daemon failed; HTTP reports
+// io.ErrUnexpectedEOF) fails the backup instead of ending it.
+func TestWriteFailsOnACutSnapshot(t *testing.T) {
+	s := newSource(t, 3)
+	cut := io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("x"), chunkSize+10)), errReader{io.ErrUnexpectedEOF})
+	if _, err := Write(io.Discard, s.contents(t), cut); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want the stream's io.ErrUnexpectedEOF", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
