@@ -99,6 +99,9 @@ func (s *Server) buildOpenAPI() []byte {
 			case rt.doc.text:
 				responses["200"] = map[string]any{"description": "OK", "content": map[string]any{
 					"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			case rt.op != nil && rt.op.Output() == reflect.TypeFor[*app.Stream]():
+				responses[strconv.Itoa(rt.op.Info().SuccessStatus())] = map[string]any{"description": "A stream of bytes", "content": map[string]any{
+					"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}}
 			case rt.op != nil:
 				responses[strconv.Itoa(rt.op.Info().SuccessStatus())] = map[string]any{"description": http.StatusText(rt.op.Info().SuccessStatus()),
 					"content": map[string]any{"application/json": map[string]any{"schema": g.Of(rt.op.Output())}}}

@@ -75,8 +75,23 @@ func (s *Server) restHandler(op app.Op) http.Handler {
 		if sp.NoStore {
 			w.Header().Set("Cache-Control", "no-store")
 		}
+		if st, ok := out.(*app.Stream); ok {
+			s.writeStream(w, r, sp, st)
+			return
+		}
 		writeJSON(w, sp.SuccessStatus(), out)
 	})
+}
+
+// writeStream answers with a streamed body. An error once bytes are out
+// aborts the connection (the client sees a truncated body).
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, sp *app.Spec, st *app.Stream) {
+	w.Header().Set("Content-Type", st.ContentType)
+	w.WriteHeader(sp.SuccessStatus())
+	if err := st.Write(w); err != nil {
+		s.log.Error("streaming an answer failed", "op", sp.Name, "path", r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // writeOpError answers err with the status of its kind; an internal error

@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
-	"github.com/crow-sync/crow/app"
-	"github.com/crow-sync/crow/client"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
-	"github.com/crow-sync/crow/identity/member"
-	"github.com/crow-sync/crow/registry"
 )
 
 func init() {
@@ -106,48 +99,18 @@ func initJoin(ctx context.Context, g *globals, dir string, a initArgs) error {
 	} else if err != nil {
 		return err
 	}
-	inv, err := member.ParseInvite(strings.TrimSpace(a.join), time.Now())
-	if errors.Is(err, member.ErrExpired) {
-		return fmt.Errorf("the invite has expired; make a new one on home (crow instance invite --name %s): %w", a.name, err)
-	} else if err != nil {
-		return fmt.Errorf("the invite is not valid (copy the whole crowinv1. line from 'crow instance invite'): %w", err)
-	}
-	_, key, err := ed25519.GenerateKey(rand.Reader)
+	j, err := enrollByInvite(ctx, a.join, a.name)
 	if err != nil {
 		return err
 	}
-	id, err := home.NewInstanceID()
-	if err != nil {
-		return err
-	}
-	req, err := member.NewJoinRequest(inv, id, key, a.name, rand.Reader)
-	if err != nil {
-		return err
-	}
-	joined, err := client.Do(ctx, client.New(inv.GatewayURL, ""), app.InstancesJoin, app.JoinIn{Request: req})
-	if err != nil {
-		return fmt.Errorf("home at %s refused the join: %w", inv.GatewayURL, err)
-	}
-	if err := member.VerifyJoinAnswer(inv, req, joined.Answer); err != nil {
-		return fmt.Errorf("the answer from %s is not home's (it is not signed by the key the invite pins): %w", inv.GatewayURL, err)
-	}
-	homeID := ""
-	for _, in := range joined.Instances {
-		if in.Role == registry.RoleHome && !in.Revoked() {
-			homeID = in.ID
-		}
-	}
-	info, err := home.InitJoined(dir, home.Joined{
-		Name: a.name, InstanceID: id, Key: key, Certificate: joined.Answer.Certificate,
-		RootPublicKey: joined.Answer.RootPublicKey, HomeURL: inv.GatewayURL, HomeID: homeID,
-	})
+	info, err := home.InitJoined(dir, j)
 	if err != nil {
 		return fmt.Errorf("enrolled by home, but writing %s failed (the invite is used: make a new one): %w", dir, err)
 	}
 	if g.json {
 		return json.NewEncoder(g.stdout).Encode(map[string]string{
 			"instance_id": info.InstanceID, "name": info.Name, "role": info.Role, "crow_id": info.CrowID, "home": dir,
-			"home_url": inv.GatewayURL,
+			"home_url": j.HomeURL,
 		})
 	}
 	fmt.Fprintln(g.stdout, info.InstanceID)
