@@ -186,3 +186,33 @@ func exported(t *testing.T, reg *prometheus.Registry, kind string) float64 {
 	t.Fatalf("no crow_sync_channel_errors_total{kind=%q} exported", kind)
 	return 0
 }
+
+// TestTruncatedChannelIsCounted: a connection cut inside a Noise message
+// counts as truncated channel data.
+func TestTruncatedChannelIsCounted(t *testing.T) {
+	ka, a := newKey(t)
+	kb, b := newKey(t)
+	ha := newHost(t, ka, allowSet{b: true})
+	hb := newHost(t, kb, allowSet{a: true})
+	px := proxied(t, hb, proxy.Faults{})
+	go func() {
+		for range hb.Events() {
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; hb.ChannelErrors()[ChannelTruncated] == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no truncated channel error counted: %v (proxy %v)", hb.ChannelErrors(), px.Counts())
+		}
+		px.SetFaults(proxy.Faults{})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := ha.Dial(ctx, b, []string{multiaddr(px)})
+		cancel()
+		if err != nil {
+			continue
+		}
+		px.SetFaults(proxy.Faults{Truncate: 1})
+		_ = ha.Send(b, bytes.Repeat([]byte("t"), 4000))
+		time.Sleep(100 * time.Millisecond)
+	}
+}
