@@ -206,9 +206,21 @@ func TestChaos(t *testing.T) {
 	}
 	res := c.verify(shared, 10*time.Minute)
 	t.Logf("\n%s", st.report(res, *duration, s))
+	for _, d := range c.all {
+		t.Logf("%s: security log lines: %s", d.name, d.securityLines())
+	}
 	if res.lost != 0 || res.duplicated != 0 || res.corrupted != 0 || !res.identical {
 		t.Fatalf("chaos run failed: lost %d, duplicated %d, corrupted %d, identical digests and conflicts %v",
 			res.lost, res.duplicated, res.corrupted, res.identical)
+	}
+	// Pinning held: the sync traffic of every pair went through its proxies.
+	for x, m := range c.paths {
+		for y, p := range m {
+			t.Logf("proxy %s -> %s: %d bytes", x, y, p.Bytes())
+			if x < y && p.Bytes()+c.paths[y][x].Bytes() == 0 {
+				t.Errorf("no sync traffic between %s and %s went through their proxies", x, y)
+			}
+		}
 	}
 	if st.faults[proxy.Flip]+st.faults[proxy.Truncate]+st.faults[proxy.Duplicate]+st.faults[proxy.Reorder] > 0 && res.channelErrors == 0 {
 		t.Fatalf("bytes were tampered with on the wire but no daemon counted a channel error")
@@ -241,6 +253,32 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// securityLines summarises d's "security:" log lines: count by message,
+// with the first of each.
+func (d *daemon) securityLines() string {
+	d.mu.Lock()
+	text := d.log.String()
+	d.mu.Unlock()
+	count := map[string]int{}
+	first := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		_, msg, ok := strings.Cut(line, "msg=\"security: ")
+		if !ok {
+			continue
+		}
+		msg, _, _ = strings.Cut(msg, "\"")
+		if count[msg]++; count[msg] == 1 {
+			first[msg] = tail(line, 400)
+		}
+	}
+	var out []string
+	for msg, n := range count {
+		out = append(out, fmt.Sprintf("\n  %d × %q, first: %s", n, msg, first[msg]))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "")
 }
 
 func (d *daemon) envWithout(key string) []string {
