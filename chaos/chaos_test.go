@@ -29,6 +29,7 @@ type cluster struct {
 	all   []*daemon // all[0] is home
 	paths map[string]map[string]*proxy.Proxy
 	stats *stats
+	kills int // kill loops run
 }
 
 func (c *cluster) proxies() []*proxy.Proxy {
@@ -138,6 +139,10 @@ func setup(t *testing.T, rng *mrand.Rand, st *stats, sats ...string) *cluster {
 	return c
 }
 
+// firstSteps are the first actions of a run (see the switch in TestChaos):
+// the three kinds of kill, a partition, a fault burst, a full disk.
+var firstSteps = []int{0, 3, 5, 8, 0, 0}
+
 // TestChaos runs the chaos suite: see the package doc.
 func TestChaos(t *testing.T) {
 	s := *seed
@@ -171,7 +176,11 @@ func TestChaos(t *testing.T) {
 
 	end := time.Now().Add(*duration)
 	for step := 0; time.Now().Before(end); step++ {
-		switch a := rng.IntN(10); {
+		a := rng.IntN(10)
+		if step < len(firstSteps) {
+			a = firstSteps[step] // every kind of action at least once, even in a short run
+		}
+		switch {
 		case a < 3:
 			c.killLoop(rng, shared)
 		case a < 5:
@@ -306,7 +315,12 @@ func (c *cluster) kill9(d *daemon, why string) {
 func (c *cluster) killLoop(rng *mrand.Rand, shared []string) {
 	home := c.all[0]
 	sat := c.all[1+rng.IntN(len(c.all)-1)]
-	switch rng.IntN(3) {
+	kind := rng.IntN(3)
+	if c.kills < 3 {
+		kind = c.kills // each kind once first
+	}
+	c.kills++
+	switch kind {
 	case 0: // mid-apply on a satellite
 		c.burst(home, 40)
 		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
