@@ -73,6 +73,10 @@ type TransportConfig struct {
 	Listen string             // multiaddr
 	Admit  transport.Admitter // who may connect
 	Logger *slog.Logger
+	// Announce are the multiaddrs peers are told to dial (none: Listen's).
+	Announce []string
+	// Registerer receives the transport's metrics.
+	Registerer prometheus.Registerer
 }
 
 // Transport is a sync transport that reports the addresses peers dial.
@@ -96,7 +100,8 @@ func MemTransport(net *transport.MemNetwork) func(TransportConfig) (Transport, e
 // Libp2pTransport opens a libp2p Host (TCP, Noise, yamux) on c.Listen: the
 // production transport.
 func Libp2pTransport(c TransportConfig) (Transport, error) {
-	return transport.NewHost(transport.HostConfig{Key: c.Key, Listen: []string{c.Listen}, Logger: c.Logger, Admitter: c.Admit})
+	return transport.NewHost(transport.HostConfig{Key: c.Key, Listen: []string{c.Listen}, Logger: c.Logger, Admitter: c.Admit,
+		Announce: c.Announce, Registerer: c.Registerer})
 }
 
 // Daemon is one built instance. Its fields are set by New's stages, in

@@ -114,6 +114,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	}
 	d.tr, err = open(TransportConfig{
 		Key: d.h.InstanceKey(), Listen: listen, Logger: d.log,
+		Announce: d.cfg.Settings.SyncAnnounce, Registerer: d.metrics,
 		Admit: syncAdmitter{d},
 	})
 	if err != nil {
@@ -226,7 +227,11 @@ func (d *Daemon) syncPeers() []crowsync.Peer {
 		if err != nil {
 			continue
 		}
-		out = append(out, crowsync.Peer{ID: id, Addrs: p.SyncAddrs})
+		addrs := p.SyncAddrs
+		if pinned, ok := d.cfg.Settings.SyncDial[p.ID]; ok {
+			addrs = pinned // the operator's path to this peer (e.g. through a proxy)
+		}
+		out = append(out, crowsync.Peer{ID: id, Addrs: addrs})
 	}
 	return out
 }

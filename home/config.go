@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/ethereum/go-ethereum/common"
+	ma "github.com/multiformats/go-multiaddr"
 )
 
 // Config holds the daemon's settings. Precedence, lowest to highest:
@@ -22,6 +23,8 @@ import (
 //	toml key                              environment variable              default
 //	listen                                CROW_LISTEN                       127.0.0.1:3001
 //	sync_listen                           CROW_SYNC_LISTEN                  "" (caller derives: gateway port + 1)
+//	sync_announce                         CROW_SYNC_ANNOUNCE                [] (announce the listen addresses; env: comma-separated)
+//	[sync_dial] INSTANCE_ID = [addrs]     CROW_SYNC_DIAL                    {} (dial the registry's addresses; env: ID=ADDR,ADDR;ID=ADDR)
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
 //	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 1 % of the disk); -1: off)
@@ -48,8 +51,15 @@ import (
 type Config struct {
 	Listen     string `toml:"listen"`
 	SyncListen string `toml:"sync_listen"`
-	GatewayURL string `toml:"gateway_url"`
-	LogLevel   string `toml:"log_level"`
+	// SyncAnnounce pins the sync multiaddrs this instance writes in its
+	// registry row (what peers dial) instead of its listen addresses: a
+	// proxy or a forwarded port in front of it.
+	SyncAnnounce []string `toml:"sync_announce"`
+	// SyncDial pins, by peer instance id, the multiaddrs dialled for that
+	// peer instead of the ones its registry row announces.
+	SyncDial   map[string][]string `toml:"sync_dial"`
+	GatewayURL string              `toml:"gateway_url"`
+	LogLevel   string              `toml:"log_level"`
 	// MinFreeMB is the free-space guard's floor in MiB (0: 256; -1: no guard): writes are
 	// refused with 507 while the store's filesystem has less free than it or 1 % of its size.
 	MinFreeMB int64       `toml:"min_free_mb"`
@@ -202,6 +212,12 @@ func (c *Config) applyEnv(lookupEnv func(string) (string, bool)) error {
 	}{
 		{"CROW_LISTEN", str(&c.Listen)},
 		{"CROW_SYNC_LISTEN", str(&c.SyncListen)},
+		{"CROW_SYNC_ANNOUNCE", func(v string) error { c.SyncAnnounce = splitList(v, ","); return nil }},
+		{"CROW_SYNC_DIAL", func(v string) error {
+			m, err := ParseSyncDial(v)
+			c.SyncDial = m
+			return err
+		}},
 		{"CROW_GATEWAY_URL", str(&c.GatewayURL)},
 		{"CROW_LOG_LEVEL", str(&c.LogLevel)},
 		{"CROW_MIN_FREE_MB", func(v string) error {
@@ -255,7 +271,50 @@ func (c *Config) Validate() error {
 	if c.Listen == "" {
 		return errors.New("listen address is empty")
 	}
+	for _, a := range c.SyncAnnounce {
+		if _, err := ma.NewMultiaddr(a); err != nil {
+			return fmt.Errorf("invalid sync_announce address %q: %w", a, err)
+		}
+	}
+	for id, addrs := range c.SyncDial {
+		if id == "" || len(addrs) == 0 {
+			return fmt.Errorf("invalid sync_dial entry %q = %v: want an instance id and at least one multiaddr", id, addrs)
+		}
+		for _, a := range addrs {
+			if _, err := ma.NewMultiaddr(a); err != nil {
+				return fmt.Errorf("invalid sync_dial address %q for %s: %w", a, id, err)
+			}
+		}
+	}
 	return c.Chain.validate()
+}
+
+// ParseSyncDial parses the CROW_SYNC_DIAL (and crow serve --sync-dial) form
+// of [sync_dial]: "ID=ADDR[,ADDR...][;ID=ADDR...]". The addresses are checked
+// by Validate.
+func ParseSyncDial(v string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, e := range splitList(v, ";") {
+		id, addrs, ok := strings.Cut(e, "=")
+		id = strings.TrimSpace(id)
+		list := splitList(addrs, ",")
+		if !ok || id == "" || len(list) == 0 {
+			return nil, fmt.Errorf("sync dial entry %q: want INSTANCE_ID=MULTIADDR[,MULTIADDR]", e)
+		}
+		out[id] = append(out[id], list...)
+	}
+	return out, nil
+}
+
+// splitList splits v on sep, trimming spaces and dropping empty items.
+func splitList(v, sep string) []string {
+	var out []string
+	for _, s := range strings.Split(v, sep) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (c ChainConfig) validate() error {

@@ -3,6 +3,7 @@ package home
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg != DefaultConfig() || cfg.Listen != "127.0.0.1:3001" || cfg.LogLevel != "info" {
+	if !reflect.DeepEqual(cfg, DefaultConfig()) || cfg.Listen != "127.0.0.1:3001" || cfg.LogLevel != "info" {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -43,7 +44,7 @@ rpc_url = "http://localhost:8545"
 	want.Listen, want.SyncListen, want.LogLevel = "0.0.0.0:4000", "/ip4/127.0.0.1/tcp/4001", "debug"
 	want.GatewayURL, want.Chain.RPCURL = "http://100.64.0.1:4000", "http://localhost:8545"
 	want.MinFreeMB = 512
-	if cfg != want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("file only = %+v, want %+v", cfg, want)
 	}
 
@@ -59,7 +60,7 @@ rpc_url = "http://localhost:8545"
 	}
 	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0x00000000000000000000000000000000000000Ab"
 	want.MinFreeMB = -1
-	if cfg != want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("file + env = %+v, want %+v", cfg, want)
 	}
 }
@@ -90,6 +91,61 @@ func TestConfigErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q does not name %q", name, err, w)
 			}
+		}
+	}
+}
+
+func TestConfigPinnedSyncAddresses(t *testing.T) {
+	d := t.TempDir()
+	toml := `sync_announce = ["/ip4/127.0.0.1/tcp/7001"]
+
+[sync_dial]
+inst-b = ["/ip4/127.0.0.1/tcp/7002", "/ip4/127.0.0.1/tcp/7003"]
+`
+	if err := os.WriteFile(filepath.Join(d, ConfigName), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(d, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.SyncAnnounce, []string{"/ip4/127.0.0.1/tcp/7001"}) ||
+		!reflect.DeepEqual(cfg.SyncDial, map[string][]string{"inst-b": {"/ip4/127.0.0.1/tcp/7002", "/ip4/127.0.0.1/tcp/7003"}}) {
+		t.Fatalf("file: announce %v dial %v", cfg.SyncAnnounce, cfg.SyncDial)
+	}
+	cfg, err = LoadConfig(d, envOf(map[string]string{
+		"CROW_SYNC_ANNOUNCE": " /ip4/127.0.0.1/tcp/8001 , /ip6/::1/tcp/8001",
+		"CROW_SYNC_DIAL":     "inst-c=/ip4/127.0.0.1/tcp/8002; inst-d=/ip4/127.0.0.1/tcp/8003,/ip4/127.0.0.1/tcp/8004",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.SyncAnnounce, []string{"/ip4/127.0.0.1/tcp/8001", "/ip6/::1/tcp/8001"}) ||
+		!reflect.DeepEqual(cfg.SyncDial, map[string][]string{
+			"inst-c": {"/ip4/127.0.0.1/tcp/8002"},
+			"inst-d": {"/ip4/127.0.0.1/tcp/8003", "/ip4/127.0.0.1/tcp/8004"},
+		}) {
+		t.Fatalf("env over file: announce %v dial %v", cfg.SyncAnnounce, cfg.SyncDial)
+	}
+	for name, tc := range map[string]struct {
+		toml string
+		env  map[string]string
+		want string
+	}{
+		"bad announce":      {`sync_announce = ["127.0.0.1:7001"]`, nil, "sync_announce"},
+		"bad dial address":  {"[sync_dial]\nx = [\"nope\"]\n", nil, "sync_dial"},
+		"empty dial":        {"[sync_dial]\nx = []\n", nil, "sync_dial"},
+		"bad env dial":      {"", map[string]string{"CROW_SYNC_DIAL": "/ip4/127.0.0.1/tcp/1"}, "CROW_SYNC_DIAL"},
+		"bad env dial addr": {"", map[string]string{"CROW_SYNC_DIAL": "x=oops"}, "oops"},
+		"bad env announce":  {"", map[string]string{"CROW_SYNC_ANNOUNCE": "oops"}, "oops"},
+	} {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, ConfigName), []byte(tc.toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(d, envOf(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
@@ -18,6 +19,8 @@ func init() {
 type serveArgs struct {
 	listen     string
 	syncListen string
+	announce   string
+	dial       string
 	logLevel   string
 }
 
@@ -27,6 +30,8 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	g.bind(fs)
 	fs.StringVar(&a.listen, "listen", "", "gateway HOST:PORT (default 127.0.0.1:3001)")
 	fs.StringVar(&a.syncListen, "sync-listen", "", "sync multiaddr (default: gateway host, gateway port + 1)")
+	fs.StringVar(&a.announce, "sync-announce", "", "sync multiaddrs peers are told to dial, comma-separated (default: the listen addresses)")
+	fs.StringVar(&a.dial, "sync-dial", "", "sync multiaddrs to dial per peer: ID=ADDR[,ADDR][;ID=ADDR...] (default: what each peer announces)")
 	fs.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -57,8 +62,19 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	if a.syncListen != "" {
 		cfg.SyncListen = a.syncListen
 	}
+	if a.announce != "" {
+		cfg.SyncAnnounce = strings.Split(a.announce, ",")
+	}
+	if a.dial != "" {
+		if cfg.SyncDial, err = home.ParseSyncDial(a.dial); err != nil {
+			return usagef("--sync-dial: %v", err)
+		}
+	}
 	if a.logLevel != "" {
 		cfg.LogLevel = a.logLevel
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	log, err := newLogger(g, cfg.LogLevel)
 	if err != nil {

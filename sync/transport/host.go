@@ -22,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crow-sync/crow/sync/wire"
 )
@@ -32,6 +33,12 @@ type HostConfig struct {
 	Key ed25519.PrivateKey
 	// Listen are TCP multiaddrs, e.g. "/ip4/127.0.0.1/tcp/0".
 	Listen []string
+	// Announce, when set, are the multiaddrs the host tells peers to dial
+	// (Addrs and libp2p identify) instead of its listen addresses: a proxy
+	// or a forwarded port in front of it.
+	Announce []string
+	// Registerer receives crow_sync_channel_errors_total (nil: not exported).
+	Registerer prometheus.Registerer
 	// Admitter decides which peers may connect, in and out. Required.
 	Admitter Admitter
 	// Logger receives security events (refused peers) and session errors.
@@ -54,6 +61,7 @@ type Host struct {
 	admit Admitter
 	log   *slog.Logger
 	cfg   HostConfig
+	watch *channelWatch
 }
 
 var _ Transport = (*Host)(nil)
@@ -80,16 +88,24 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new host: converting key: %w", err)
 	}
+	announce, err := parseAddrs(cfg.Announce)
+	if err != nil {
+		return nil, fmt.Errorf("new host: announced address: %w", err)
+	}
+	log := cfg.Logger.With("component", "sync-transport")
+	watch, err := newChannelWatch(cfg.Registerer, log)
+	if err != nil {
+		return nil, fmt.Errorf("new host: metrics: %w", err)
+	}
 	rm, err := newResourceManager()
 	if err != nil {
 		return nil, fmt.Errorf("new host: resource manager: %w", err)
 	}
-	log := cfg.Logger.With("component", "sync-transport")
-	h, err := libp2p.New(
+	opts := []libp2p.Option{
 		libp2p.Identity(priv),
 		libp2p.ListenAddrStrings(cfg.Listen...),
 		libp2p.Transport(tcp.NewTCPTransport),
-		libp2p.Security(noise.ID, noise.New),
+		libp2p.Security(noise.ID, noiseConstructor(watch)),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ConnectionGater(&gater{admit: cfg.Admitter, log: log}),
 		libp2p.ResourceManager(rm),
@@ -97,12 +113,16 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		libp2p.ForceReachabilityPrivate(),
 		libp2p.DisableMetrics(),
 		libp2p.Ping(false),
-	)
+	}
+	if len(announce) > 0 {
+		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return announce }))
+	}
+	h, err := libp2p.New(opts...)
 	if err != nil {
 		_ = rm.Close()
 		return nil, fmt.Errorf("new host: %w", err)
 	}
-	t := &Host{core: newCore(PeerID(h.ID()), cfg.SendQueue), h: h, admit: cfg.Admitter, log: log, cfg: cfg}
+	t := &Host{core: newCore(PeerID(h.ID()), cfg.SendQueue), h: h, admit: cfg.Admitter, log: log, cfg: cfg, watch: watch}
 	h.SetStreamHandler(protocol.ID(wire.ProtocolID), t.handleInbound)
 	h.Network().Notify(&network.NotifyBundle{
 		ConnectedF: func(_ network.Network, c network.Conn) {
@@ -147,7 +167,25 @@ func (t *Host) Events() <-chan Event { return t.events }
 // Send implements Transport.
 func (t *Host) Send(p PeerID, payload []byte) error { return t.send(p, payload) }
 
-// Addrs returns the addresses the host listens on.
+// parseAddrs parses multiaddr strings.
+func parseAddrs(ss []string) ([]ma.Multiaddr, error) {
+	var out []ma.Multiaddr
+	for _, s := range ss {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ChannelErrors returns the channel errors counted so far by kind
+// (ChannelCorrupt, ChannelTruncated, ChannelHandshake, ChannelFrame).
+func (t *Host) ChannelErrors() map[string]uint64 { return t.watch.counts() }
+
+// Addrs returns the addresses peers should dial: the announced ones when
+// configured, else the ones the host listens on.
 func (t *Host) Addrs() []string {
 	var out []string
 	for _, a := range t.h.Addrs() {
@@ -161,14 +199,15 @@ func (t *Host) Dial(ctx context.Context, p PeerID, addrs []string) error {
 	if !t.admit.Admit(p) {
 		return fmt.Errorf("dial %s: %w", p, ErrNotAdmitted)
 	}
-	info := peer.AddrInfo{ID: peer.ID(p)}
-	for _, s := range addrs {
-		a, err := ma.NewMultiaddr(s)
-		if err != nil {
-			return fmt.Errorf("dial %s: address %q: %w", p, s, err)
-		}
-		info.Addrs = append(info.Addrs, a)
+	as, err := parseAddrs(addrs)
+	if err != nil {
+		return fmt.Errorf("dial %s: address %w", p, err)
 	}
+	info := peer.AddrInfo{ID: peer.ID(p), Addrs: as}
+	// The caller's addresses are the only ones dialled: not those the peer
+	// announced by identify earlier (a pinned path, e.g. through a proxy,
+	// stays the path).
+	t.h.Peerstore().ClearAddrs(info.ID)
 	t.h.Peerstore().AddAddrs(info.ID, info.Addrs, peerstore.TempAddrTTL)
 	if err := t.h.Connect(ctx, info); err != nil {
 		return fmt.Errorf("dial %s: %w", p, err)
@@ -249,7 +288,12 @@ func (t *Host) handleInbound(st network.Stream) {
 	for {
 		b, err := wire.ReadFrame(st, t.cfg.MaxFrame)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, wire.ErrFrameTooLarge):
+				t.watch.count(ChannelFrame, st.Conn().RemoteMultiaddr().String(), err)
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				t.watch.count(ChannelFrame, st.Conn().RemoteMultiaddr().String(), err)
+			case !errors.Is(err, io.EOF):
 				t.log.Debug("sync stream read failed", "peer", p, "err", err)
 			}
 			_ = st.Reset()
