@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/client"
 	"github.com/crow-sync/crow/gateway"
 )
 
@@ -162,12 +166,17 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 
 	var mu sync.Mutex
 	acked := map[string]string{} // every write answered 2xx, on either instance
+	refused := 0                 // client writes answered 507 or the tool error (home only)
 	write := func(d *Daemon, content string) error {
 		m, err := Call(d, app.MemoryCreate, app.MemoryCreateIn{Content: content})
-		if err == nil {
-			mu.Lock()
+		mu.Lock()
+		defer mu.Unlock()
+		var ce *client.Error
+		switch {
+		case err == nil:
 			acked[m.ID] = content
-			mu.Unlock()
+		case errors.As(err, &ce) && ce.Status == 507:
+			refused++
 		}
 		return err
 	}
@@ -213,7 +222,6 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 
 	// REST: 507 with a JSON error saying why. The guard rereads statfs at most once a
 	// second, so a write just after the fill may still be taken (and must then be kept).
-	refusedREST := 0
 	filling := 0
 	Eventually(t, 30*time.Second, "home to refuse a REST write with 507", func() bool {
 		if err := write(home, fmt.Sprintf("home while filling %d", filling)); err == nil {
@@ -224,7 +232,9 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 		if st != 507 {
 			return false
 		}
-		refusedREST++
+		mu.Lock()
+		refused++
+		mu.Unlock()
 		if e == nil || !strings.Contains(e.Msg, "disk full") {
 			t.Fatalf("507 without a JSON error naming the full disk: %+v", e)
 		}
@@ -245,6 +255,9 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	if !res.IsError || res.Meta == nil || res.Meta.AdditionalFields[gateway.KindMetaKey] != "insufficient_storage" {
 		t.Fatalf("MCP store on a full disk: IsError %v, meta %+v", res.IsError, res.Meta)
 	}
+	mu.Lock()
+	refused++
+	mu.Unlock()
 	// CLI: non-zero exit, one line on stderr.
 	out, errOut, err := home.CLI("memory", "add", "refused over the CLI")
 	if err == nil {
@@ -253,6 +266,9 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	if line := strings.TrimSpace(errOut); strings.Contains(line, "\n") || !strings.Contains(line, "disk full") {
 		t.Fatalf("crow memory add on a full disk: stderr %q, want one line naming the full disk", errOut)
 	}
+	mu.Lock()
+	refused++
+	mu.Unlock()
 
 	// Reads, sync status, search and the UI answer.
 	var someID string
@@ -281,8 +297,38 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	if home.exited() || home.pid() != pid {
 		t.Fatalf("home died on the full disk")
 	}
+	for _, bad := range []string{"panic", "SIGBUS", "fatal error", "unexpected fault"} {
+		if strings.Contains(home.Log(), bad) {
+			t.Fatalf("home's log holds %q while the disk is full", bad)
+		}
+	}
+
+	// A restart on the full disk: the daemon comes up, serves reads and still refuses writes.
+	guardRefused := refusedMetric(t, home)
+	home.Stop()
+	home.Start()
+	pid = home.pid()
+	if st, body := home.DoRaw("GET", "/v1/memory/"+someID); st != 200 {
+		t.Fatalf("GET after a restart on the full disk: %d %.200s", st, body)
+	}
+	Eventually(t, 30*time.Second, "home restarted on the full disk to refuse a write with 507", func() bool {
+		if err := write(home, "home restarted while full"); err == nil {
+			return false
+		}
+		st, _ := home.RawJSON(home.Key, "POST", "/v1/memory", `{"content":"refused after the restart"}`)
+		if st == 507 {
+			mu.Lock()
+			refused++
+			mu.Unlock()
+		}
+		return st == 507
+	})
 
 	// Space returns: writes resume, replication catches up.
+	guardRefused += refusedMetric(t, home)
+	mu.Lock()
+	refusedWhileFull := refused // the writes after the removal may still meet the guard's cached reading
+	mu.Unlock()
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
@@ -346,8 +392,12 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 			t.Errorf("home's log holds %q", bad)
 		}
 	}
-	t.Logf("full-disk run: %d writes acknowledged (%d on the satellite while home was full), %d REST refusals, lost 0, duplicated 0",
-		len(acked), countPrefix(acked, "laptop during"), refusedREST)
+	if guardRefused < refusedWhileFull {
+		t.Errorf("the guard counted %d refusals, the clients saw %d", guardRefused, refusedWhileFull)
+	}
+	t.Logf("full-disk run: %d writes acknowledged (%d on the satellite while home was full), %d client writes refused (REST, MCP, CLI), "+
+		"%d refusals by the guard (crow_store_refused_writes_total: client writes, replica appends, apply, indexing, bookkeeping), lost 0, duplicated 0",
+		len(acked), countPrefix(acked, "laptop during"), refusedWhileFull, guardRefused)
 }
 
 // numbered reports whether every memory d lists has its number from home.
@@ -362,6 +412,24 @@ func numbered(d *Daemon) bool {
 		}
 	}
 	return true
+}
+
+// refusedMetric reads crow_store_refused_writes_total from d's /metrics.
+func refusedMetric(t *testing.T, d *Daemon) int {
+	t.Helper()
+	st, body := d.DoRaw("GET", "/metrics")
+	if st != 200 {
+		t.Fatalf("/metrics: %d", st)
+	}
+	m := regexp.MustCompile(`(?m)^crow_store_refused_writes_total (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no crow_store_refused_writes_total in /metrics")
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(v)
 }
 
 func countPrefix(m map[string]string, p string) int {
