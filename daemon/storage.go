@@ -66,5 +66,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	d.onClose(d.index.Close)
 	d.indexer = search.NewIndexer(d.db, d.index)
 	d.indexer.Clock = d.clk
+	// A full disk pauses indexing before bleve writes (the index catches up after).
+	d.indexer.SpaceCheck = d.db.CheckSpace
 	return nil
 }

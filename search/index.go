@@ -44,6 +44,9 @@ type Index struct {
 	seqCh chan struct{}
 	// hurry (capacity 1) tells a lingering Indexer that a search waits.
 	hurry chan struct{}
+	// noSpace is set while the Indexer is paused for a full disk: WaitFor does not wait
+	// for changes it cannot index (a search answers from the index as it is).
+	noSpace bool
 
 	closeOnce sync.Once
 }
@@ -163,14 +166,32 @@ func (ix *Index) setSeq(seq uint64) {
 	}
 }
 
+func (ix *Index) noSpaceNow() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.noSpace
+}
+
+// setNoSpace records whether the Indexer is paused for a full disk and wakes WaitFor.
+func (ix *Index) setNoSpace(v bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.noSpace != v {
+		ix.noSpace = v
+		close(ix.seqCh)
+		ix.seqCh = make(chan struct{})
+	}
+}
+
 // WaitFor blocks until the index reflects every change up to seq, ctx ends or the index is
-// closed.
+// closed. While the Indexer is paused for a full disk it returns at once (the index lags
+// until space returns).
 func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
 	for {
 		ix.mu.Lock()
-		cur, ch := ix.seq, ix.seqCh
+		cur, ch, noSpace := ix.seq, ix.seqCh, ix.noSpace
 		ix.mu.Unlock()
-		if cur >= seq {
+		if cur >= seq || noSpace {
 			return nil
 		}
 		select {

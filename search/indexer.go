@@ -41,9 +41,38 @@ type Indexer struct {
 	pruned uint64
 	clk    clock.Clock
 
+	// SpaceCheck, if set (the store's DB.CheckSpace), is called before each bleve batch.
+	// While it fails the indexer writes nothing to the index and retries every
+	// retryPause; it catches up from the change queue once the check passes.
+	SpaceCheck func() error
+
 	// idle, if set (tests), is called each time Serve, caught up, starts
 	// waiting for a change.
 	idle func()
+}
+
+// errNoSpace wraps SpaceCheck's error: the indexer pauses.
+var errNoSpace = errors.New("search index paused")
+
+// checkSpace returns SpaceCheck's error wrapped in errNoSpace, or nil.
+func (x *Indexer) checkSpace() error {
+	if x.SpaceCheck == nil {
+		return nil
+	}
+	if err := x.SpaceCheck(); err != nil {
+		return fmt.Errorf("%w: %w", errNoSpace, err)
+	}
+	return nil
+}
+
+// pausedForSpace logs the first of a run of refused batches, marks the index paused
+// and waits retryPause; it returns false when ctx ended.
+func (x *Indexer) pausedForSpace(ctx context.Context, err error) bool {
+	if !x.ix.noSpaceNow() {
+		x.log.Warn("search indexing paused until space returns", "err", err)
+		x.ix.setNoSpace(true)
+	}
+	return clock.Wait(ctx, x.clk, retryPause) == nil
 }
 
 // NewIndexer returns an Indexer feeding ix from db. Run Serve.
@@ -61,19 +90,35 @@ const retryPause = time.Second
 // they are committed until ctx ends. Errors while indexing are logged and retried.
 func (x *Indexer) Serve(ctx context.Context) error {
 	x.clk = clock.Or(x.Clock)
-	if x.ix.fresh {
-		if err := x.rebuild(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil // shut down mid-rebuild: the next start rebuilds again
+	for x.ix.fresh {
+		err := x.rebuild(ctx)
+		switch {
+		case err == nil:
+			x.ix.fresh = false
+		case ctx.Err() != nil:
+			return nil // shut down mid-rebuild: the next start rebuilds again
+		case errors.Is(err, errNoSpace):
+			if !x.pausedForSpace(ctx, err) {
+				return nil
 			}
+		default:
 			return err
 		}
-		x.ix.fresh = false
 	}
 	x.pruned = 0
 	for {
 		_, changed := x.db.QueueHead() // before reading q/, so no wake-up is lost
 		n, err := x.catchUp()
+		if errors.Is(err, errNoSpace) {
+			if !x.pausedForSpace(ctx, err) {
+				return nil
+			}
+			continue
+		}
+		if err == nil && x.ix.noSpaceNow() {
+			x.log.Info("search indexing resumed")
+			x.ix.setNoSpace(false)
+		}
 		if err != nil {
 			x.log.Error("indexing change queue", "err", err)
 			if clock.Wait(ctx, x.clk, retryPause) != nil {
@@ -156,6 +201,9 @@ func (x *Indexer) catchUp() (int, error) {
 		return 0, nil
 	}
 	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, last))
+	if err := x.checkSpace(); err != nil {
+		return 0, err
+	}
 	if err := x.ix.bi.Batch(b); err != nil {
 		return 0, fmt.Errorf("applying index batch up to %d: %w", last, err)
 	}
@@ -204,6 +252,9 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				if err := x.checkSpace(); err != nil {
+					return err
+				}
 				if err := x.ix.bi.Batch(b); err != nil {
 					return err
 				}
@@ -215,6 +266,9 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 			return err
 		}
 		b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, head))
+		if err := x.checkSpace(); err != nil {
+			return err
+		}
 		return x.ix.bi.Batch(b)
 	})
 	if err != nil {

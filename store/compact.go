@@ -60,6 +60,11 @@ func (db *DB) Compact(ctx context.Context) (CompactStats, error) {
 	if db.dir == "" {
 		return st, nil
 	}
+	// Compacting first writes (the padding, flattened tables, rewritten value log files)
+	// before it frees anything: on a full disk it waits for space like every other writer.
+	if err := db.CheckSpace(); err != nil {
+		return st, fmt.Errorf("compacting: %w", err)
+	}
 	var err error
 	if st.Padded, err = db.closeValueLog(ctx); err != nil {
 		return st, fmt.Errorf("compacting: closing the value log file: %w", err)

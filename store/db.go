@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/crow-sync/crow/clock"
 )
@@ -74,8 +75,16 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the badger database in dir, tuned for a small footprint:
-// 16 MiB memtables, small caches, two compactors, values over 4 KiB in the value log, and
-// SyncWrites so every commit is fsynced.
+// 16 MiB memtables, small caches, two compactors, values up to 64 KiB in the LSM tree
+// (ZSTD-compressed), larger ones in 4 MiB value log files, and SyncWrites so every commit
+// is fsynced. See docs/benchmarks/disk.md for the sizes this gives.
+//
+// Why those sizes: the feed rewrites its last chunk of 16 entries at every append, so most
+// writes replace a value of a few KiB. In the LSM tree the replaced versions go at the next
+// compaction; in the value log they would stay until a value log GC rewrote the file (badger
+// runs none by itself): with a 4 KiB threshold 100k memories took 381 MiB, now 114 MiB.
+// The value log and memtable log files are created sparse at twice their size (4+4 and
+// 16+16 MiB apparent); only what is written takes space.
 //
 // Badger reads and writes its tables, value log and memtable logs through mmap, so
 // every page it touched stays in the process's RSS (as file-backed pages) while the file
@@ -139,7 +148,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumLevelZeroTables(3).
 		WithNumLevelZeroTablesStall(8).
 		WithBaseTableSize(2 << 20).
-		WithValueThreshold(4 << 10).
+		WithValueThreshold(64 << 10).
+		WithCompression(options.ZSTD).
+		WithZSTDCompressionLevel(1).
 		WithValueLogFileSize(valueLogFileSize).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(4 << 20).
@@ -154,8 +165,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 }
 
 // valueLogFileSize is the size of a value log file. Compact closes the newest one by
-// writing up to this much (badger's GC never rewrites the newest file).
-const valueLogFileSize = 16 << 20
+// writing up to this much (badger's GC never rewrites the newest file); with values up
+// to 64 KiB in the LSM tree the value log holds only large memories, so small files.
+const valueLogFileSize = 4 << 20
 
 // trimInterval is how often trimMapped checks the resident file-backed memory.
 const trimInterval = 100 * time.Millisecond

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -112,5 +113,77 @@ func TestStatfsDir(t *testing.T) {
 	free, total, err := StatfsDir(t.TempDir())
 	if err != nil || total == 0 || free > total {
 		t.Fatalf("StatfsDir = %d, %d, %v", free, total, err)
+	}
+}
+
+// Every writer of the database is refused on a full disk, not only the Writer: DB.Update
+// (fn not even run), a WriteBatch's Set and Compact. Store's own bookkeeping (consumer
+// positions, queue pruning) still goes through. Once space returns all of them work again.
+func TestDiskGuardEveryWriter(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	fs := &fakeFS{free: 1 << 30}
+	db, err := Open(t.TempDir(), Options{Clock: clk, Statfs: fs.statfs, MappedBudget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	set := func(k string) func(*Txn) error {
+		return func(txn *Txn) error { return txn.Set([]byte(k), []byte("v")) }
+	}
+	if err := db.Update(ctx, set("n/test/a")); err != nil {
+		t.Fatal(err)
+	}
+
+	fs.set(100 << 20)
+	clk.Advance(time.Second)
+	ran := false
+	err = db.Update(ctx, func(txn *Txn) error { ran = true; return txn.Set([]byte("n/test/b"), []byte("v")) })
+	if !errors.Is(err, ErrDiskFull) || ran {
+		t.Fatalf("Update on a full disk: err %v, fn ran %v; want ErrDiskFull before fn", err, ran)
+	}
+	wb := db.NewWriteBatch()
+	if err := wb.Set([]byte("n/test/c"), []byte("v")); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("WriteBatch.Set on a full disk: %v", err)
+	}
+	wb.Cancel()
+	if _, err := db.Compact(ctx); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("Compact on a full disk: %v", err)
+	}
+	if err := db.SetConsumerPos("test", 0); err != nil {
+		t.Fatalf("consumer position on a full disk: %v", err)
+	}
+	if err := db.PruneQueue(0); err != nil {
+		t.Fatalf("queue pruning on a full disk: %v", err)
+	}
+	for _, k := range []string{"n/test/b", "n/test/c"} {
+		if err := db.View(func(txn *Txn) error {
+			if _, ok, err := txn.Get([]byte(k)); err != nil || ok {
+				return fmt.Errorf("%s: present %v, err %v", k, ok, err)
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("a refused write left data: %v", err)
+		}
+	}
+	if got := db.RefusedWrites(); got != 3 {
+		t.Errorf("RefusedWrites = %d, want 3", got)
+	}
+
+	fs.set(2 << 30)
+	clk.Advance(time.Second)
+	if err := db.Update(ctx, set("n/test/b")); err != nil {
+		t.Fatalf("Update after space returned: %v", err)
+	}
+	wb = db.NewWriteBatch()
+	defer wb.Cancel()
+	if err := wb.Set([]byte("n/test/c"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Compact(ctx); err != nil {
+		t.Fatalf("Compact after space returned: %v", err)
 	}
 }

@@ -44,11 +44,20 @@ func (db *DB) View(fn func(txn *Txn) error) error {
 // must not act on the outcome before Update returns. It is the only retry loop over badger's
 // conflicts; everything in store that writes goes through it.
 //
+// On a full disk (DB.CheckSpace) fn is not run and a wrapped ErrDiskFull is returned: every
+// writer of the database (replica appends, registry, conflicts, anchor records, the
+// forgetter, ...) is refused before badger could fault, and retries once space returns.
+// Store's own bookkeeping (queue pruning, consumer positions) bypasses the guard: it is
+// small, and pruning is what lets space be reclaimed.
+//
 // Errors: what fn returned (nothing is committed); ErrConflict if every attempt conflicted;
 // ErrTooLarge (wrapped) if the writes do not fit in one transaction; ctx.Err() if ctx ended
 // before an attempt. After a successful commit Update publishes the new queue head, so rows
 // written with PutRow or a TxnBatch reach queue watchers (the search indexer) at once.
 func (db *DB) Update(ctx context.Context, fn func(txn *Txn) error) error {
+	if err := db.CheckSpace(); err != nil {
+		return err
+	}
 	seq, err := db.update(ctx, fn)
 	if err != nil {
 		return err
@@ -296,8 +305,13 @@ func (b *WriteBatch) release() {
 }
 
 // Set queues key = val. The batch keeps val until flushed: the caller must not modify it.
+// On a full disk (DB.CheckSpace) it returns a wrapped ErrDiskFull and queues nothing; the
+// caller cancels the batch (what it already committed is a prefix, as after any error).
 func (b *WriteBatch) Set(key, val []byte) error {
 	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := b.db.CheckSpace(); err != nil {
 		return err
 	}
 	if err := b.wb.Set(key, val); err != nil {

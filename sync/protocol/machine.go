@@ -34,7 +34,8 @@ type Config struct {
 	// range failing verification, unless it announces a new head (default 10s).
 	RejectHold time.Duration
 	// RetryHold is how long a feed is not asked again after a local store error
-	// or an Error answer (default 5s).
+	// (of any peer, even one announcing a new head) or an Error answer (of that
+	// peer; default 5s).
 	RetryHold time.Duration
 	// Backoff paces redials.
 	Backoff Backoff
@@ -201,12 +202,15 @@ type peerState struct {
 
 // Machine is the replication state machine. Not safe for concurrent use.
 type Machine struct {
-	cfg    Config
-	local  map[wire.FeedKey]wire.Head
-	peers  map[PeerID]*peerState
-	busy   map[wire.FeedKey]PeerID // feed → peer it is being fetched from
-	nextID uint64
-	out    Output
+	cfg   Config
+	local map[wire.FeedKey]wire.Head
+	peers map[PeerID]*peerState
+	busy  map[wire.FeedKey]PeerID // feed → peer it is being fetched from
+	// storeHold: a feed whose range failed to store here (a full disk) is asked of no
+	// peer before this time; unlike a peer's hold, a new head does not lift it.
+	storeHold map[wire.FeedKey]time.Time
+	nextID    uint64
+	out       Output
 }
 
 // New returns a Machine.
@@ -240,6 +244,8 @@ func New(cfg Config) *Machine {
 		local: map[wire.FeedKey]wire.Head{},
 		peers: map[PeerID]*peerState{},
 		busy:  map[wire.FeedKey]PeerID{},
+
+		storeHold: map[wire.FeedKey]time.Time{},
 	}
 }
 
@@ -482,7 +488,10 @@ func (m *Machine) Stored(now time.Time, p PeerID, reqID uint64, res StoreResult)
 		ps.hold[r.feed] = now.Add(m.cfg.RetryHold)
 		m.out.Events = append(m.out.Events, Event{Kind: EventStale, Peer: p, Feed: r.feed, Err: res.Err})
 	default:
+		// The cause is local (a full disk): asking again at every new head of any
+		// peer would only fail again, so the feed waits RetryHold.
 		ps.hold[r.feed] = now.Add(m.cfg.RetryHold)
+		m.storeHold[r.feed] = now.Add(m.cfg.RetryHold)
 		m.out.Events = append(m.out.Events, Event{Kind: EventStoreFailed, Peer: p, Feed: r.feed, Err: res.Err})
 	}
 	m.schedule(now)
@@ -569,7 +578,7 @@ func (m *Machine) schedule(now time.Time) {
 			if len(ps.inflight) >= m.cfg.MaxInflight {
 				break
 			}
-			if f == m.cfg.Self || ps.forked[f] || now.Before(ps.hold[f]) {
+			if f == m.cfg.Self || ps.forked[f] || now.Before(ps.hold[f]) || now.Before(m.storeHold[f]) {
 				continue
 			}
 			if _, busy := m.busy[f]; busy {
