@@ -81,7 +81,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	// identity, the old feed's fork branch is archived and deleted before
 	// replication starts (then its genuine branch replicates from peers).
 	d.reenroll = reenroll.New(reenroll.Config{
-		Home: d.h, DB: d.db, Own: d.own, Reps: d.reps, Writer: d.writer, Join: joinHome,
+		Self: d.h.InstanceID, Home: d.h, DB: d.db, Own: d.own, Reps: d.reps, Writer: d.writer, Join: joinHome,
 		Restart: d.requestRestart, Clock: d.clk, Logger: d.log,
 	})
 	if err := d.reenroll.Archive(context.Background()); err != nil {

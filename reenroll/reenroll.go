@@ -39,6 +39,8 @@ type Joiner func(ctx context.Context, url string, req member.JoinRequest) (membe
 
 // Config configures a Manager.
 type Config struct {
+	// Self is the instance id this daemon serves (Home's, at its start).
+	Self   string
 	Home   *home.Home
 	DB     *store.DB
 	Own    *feed.Log
@@ -120,7 +122,7 @@ func New(cfg Config) *Manager {
 // Forked is the refusal local writes get now (nil: not forked).
 func (m *Manager) Forked() *ForkedError {
 	var fe *ForkedError
-	if errors.As(Refusal(m.cfg.Home.InstanceID, m.cfg.Own), &fe) {
+	if errors.As(Refusal(m.cfg.Self, m.cfg.Own), &fe) {
 		return fe
 	}
 	return nil
@@ -256,7 +258,7 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 // its genuine branch from peers like any peer's feed.
 func (m *Manager) Archive(ctx context.Context) error {
 	job, ok, err := loadJob(m.cfg.DB)
-	if err != nil || !ok || job.NewInstanceID != m.cfg.Home.InstanceID {
+	if err != nil || !ok || job.NewInstanceID != m.cfg.Self {
 		return err
 	}
 	old, err := job.oldKey()
@@ -344,7 +346,7 @@ func (m *Manager) Serve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !ok || job.Phase != PhaseReplaying || job.NewInstanceID != m.cfg.Home.InstanceID {
+		if !ok || job.Phase != PhaseReplaying || job.NewInstanceID != m.cfg.Self {
 			<-ctx.Done()
 			return nil
 		}
@@ -512,7 +514,7 @@ func (m *Manager) replay(ctx context.Context, k, n uint64) (replayed, skipped in
 		return 0, 0, 0, err
 	}
 	rows, skipped := Selection(es)
-	self := m.cfg.Home.InstanceID
+	self := m.cfg.Self
 	for _, r := range rows {
 		row, err := m.cfg.DB.Get(r.Table, r.RowID)
 		if errors.Is(err, store.ErrNotFound) {
