@@ -20,7 +20,9 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // journal is the own feed log as the store's write path takes it.
 type journal struct{ l *feed.Log }
 
-func (j journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) { return j.l.Stage(txn, entries) }
+func (j journal) Stage(txn *store.Txn, entries [][]byte) (func(), error) {
+	return j.l.Stage(txn, entries)
+}
 
 func newKey(t *testing.T) ed25519.PrivateKey {
 	_, k, err := ed25519.GenerateKey(rand.Reader)
