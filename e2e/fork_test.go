@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/registry"
@@ -105,6 +106,7 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	s.Start()
 	forkWrites := addMemories(t, s, "fork branch", 3)
 	home.Start()
+	met := time.Now()
 
 	// Once it meets home it knows: writes are refused with the cause and
 	// the fix, over REST and the CLI; reads go on.
@@ -112,6 +114,7 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 		st, err := Call(s, app.SyncStatusOp, app.NoInput{})
 		return err == nil && st.Forked != nil
 	})
+	t.Logf("figure: the fork was known %v after home started", time.Since(met).Round(time.Millisecond))
 	code, e := s.RawJSON(s.Key, "POST", "/v1/memory", `{"content":"after the fork"}`)
 	if code != 409 || e == nil || !strings.Contains(e.Msg, "forked") || !strings.Contains(e.Msg, oldID) ||
 		!strings.Contains(e.Msg, "crow instance reenroll") {
@@ -139,7 +142,9 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	}
 
 	// One command: a new identity by invite; the daemon restarts under it.
-	out := s.MustCLI("instance", "reenroll", "--join", Invite(home, "sat"))
+	invite := Invite(home, "sat")
+	reenrolled := time.Now()
+	out := s.MustCLI("instance", "reenroll", "--join", invite)
 	if !strings.Contains(out, "reenrolled") {
 		t.Fatalf("reenroll: %s", out)
 	}
@@ -155,6 +160,7 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	// now replicates the genuine branch of its old feed).
 	want := append(append([]string{}, all...), forkWrites...)
 	Eventually(t, syncTimeout, "home to hold both branches once", func() bool { return holdsOnce(t, home, want, 8) })
+	t.Logf("figure: home held both branches once %v after the reenroll command", time.Since(reenrolled).Round(time.Millisecond))
 	Eventually(t, syncTimeout, "the copy to hold both branches once", func() bool { return holdsOnce(t, s, want, 8) })
 	Eventually(t, syncTimeout, "the replay to be recorded", func() bool {
 		st, err := Call(s, app.SyncStatusOp, app.NoInput{})
@@ -164,6 +170,8 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	if r := st.Reenroll; r.OldInstanceID != oldID || r.NewInstanceID != newID || r.Replayed != 3 {
 		t.Fatalf("reenroll record %+v", r)
 	}
+	t.Logf("figure: reenroll record: common prefix %d, fork-branch entries %d of %d, rows replayed %d, skipped %d",
+		*st.Reenroll.CommonPrefix, st.Reenroll.ForkEntries, st.Reenroll.ForkLength, st.Reenroll.Replayed, st.Reenroll.Skipped)
 
 	// Writes are accepted again and replicate.
 	after := addMemories(t, s, "after reenroll", 1)
