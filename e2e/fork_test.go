@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -123,6 +124,10 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	if _, stderr, err := s.CLI("memory", "add", "after the fork, by the CLI"); err == nil ||
 		!strings.Contains(stderr, "crow instance reenroll") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("CLI write on the forked copy: err=%v stderr=%q", err, stderr)
+	}
+	if _, errText := callTool[memory.Memory](t, mcpClient(t, s, "/mcp"), "crow_store_memory",
+		app.MemoryCreateIn{Content: "after the fork, by MCP"}); !strings.Contains(errText, "crow instance reenroll") {
+		t.Fatalf("MCP write on the forked copy: %q", errText)
 	}
 	if _, ok := memoryCounts(t, s); !ok {
 		t.Fatal("reads refused on the forked copy")
