@@ -11,6 +11,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -102,6 +103,9 @@ type Deps struct {
 	// Kick, if set, is called after a registration whose peer registered
 	// this instance back (the summaries cache fetches it at once).
 	KickSummaries func()
+	// Reenroll recovers a forked copy (nil: instance.reenroll is
+	// unavailable, sync.status shows no fork).
+	Reenroll *reenroll.Manager
 }
 
 // App runs the operations of the table over Deps.

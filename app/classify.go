@@ -7,8 +7,11 @@ import (
 	"github.com/crow-sync/crow/audit"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
+	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
@@ -27,6 +30,13 @@ var domainKinds = []struct {
 	{store.ErrTooLarge, KindTooLarge},
 	{store.ErrClosed, KindUnavailable},
 	{store.ErrDiskFull, KindInsufficientStorage},
+	{feed.ErrOwnForked, KindConflict},
+
+	{reenroll.ErrNotForked, KindConflict},
+	{reenroll.ErrInProgress, KindConflict},
+	{reenroll.ErrBadInvite, KindInvalid},
+	{reenroll.ErrRefused, KindForbidden},
+	{home.ErrReenrollSeed, KindInvalid},
 
 	{registry.ErrInvalidURL, KindInvalid},
 	{registry.ErrRevokeSelf, KindInvalid},

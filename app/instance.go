@@ -139,7 +139,7 @@ var (
 		Spec: Spec{Name: "instances.list", Method: "GET", Path: "/v1/instances", Tool: "crow_list_instances",
 			Title: "List instances", Tag: "instances", Summary: "The registered instances (machines) of this identity",
 			Description: "List the user's crow instances (machines): id, name, role (home or satellite), gateway_url, " +
-				"status (online, syncing, offline, unknown, revoked), last_seen. Returns {self: this instance's id, instances}.",
+				"status (online, syncing, offline, unknown, revoked, forked), last_seen. Returns {self: this instance's id, instances}.",
 			Access: Peer, ReadOnly: true},
 		Impl: (*App).instancesList,
 	})

@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"time"
+
+	"github.com/crow-sync/crow/reenroll"
 )
 
 // FeedStatus is one feed held here.
@@ -45,6 +47,11 @@ type SyncStatus struct {
 	Paused     bool         `json:"paused"`
 	Feeds      []FeedStatus `json:"feeds"`
 	Peers      []PeerStatus `json:"peers"`
+	// Forked is set while this instance's own feed is forked (it refuses
+	// local writes; `crow instance reenroll` recovers it); Reenroll is the
+	// last reenrollment of this data directory, if any.
+	Forked   *OwnFork      `json:"forked,omitempty"`
+	Reenroll *reenroll.Job `json:"reenroll,omitempty"`
 }
 
 // Paused is the answer of sync.pause and sync.resume.
@@ -100,6 +107,9 @@ func (a *App) syncStatus(ctx context.Context, _ NoInput) (SyncStatus, error) {
 	resp := SyncStatus{InstanceID: a.d.Self.InstanceID, Feeds: []FeedStatus{}, Peers: []PeerStatus{}}
 	if a.d.SyncPaused != nil {
 		resp.Paused = a.d.SyncPaused()
+	}
+	if err := a.ownFork(&resp); err != nil {
+		return resp, err
 	}
 	if a.d.SyncFeeds != nil {
 		heads, err := a.d.SyncFeeds.Heads()

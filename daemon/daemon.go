@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,7 @@ import (
 	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
@@ -137,6 +139,9 @@ type Daemon struct {
 	// 3. replication
 	applier   *apply.Applier
 	forgetter *forget.Forgetter
+	reenroll  *reenroll.Manager
+	restart   chan struct{} // closed by requestRestart
+	restartMu sync.Mutex
 	syncFeeds *feeds.Feeds
 	pause     *pauseSwitch
 	peers     *signal
@@ -167,7 +172,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	if cfg.Home.Locked() {
 		return nil, fmt.Errorf("daemon: %w: decrypt it first (home.Home.Decrypt)", home.ErrLocked)
 	}
-	d := &Daemon{cfg: cfg, h: cfg.Home, log: deps.Logger, clk: deps.Clock, getenv: deps.Getenv}
+	d := &Daemon{cfg: cfg, h: cfg.Home, log: deps.Logger, clk: deps.Clock, getenv: deps.Getenv, restart: make(chan struct{})}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -262,6 +267,8 @@ func (d *Daemon) Serve(ctx context.Context) (err error) {
 		service{"fork-notifier", d.forks.Serve},
 		service{"prober", d.prober.Serve},
 		service{"registry", d.serveRegistry},
+		service{"reenroll", d.reenroll.Serve},
+		service{"restart", d.waitRestart},
 	)...)
 	d.log.Info("crow stopped", "err", err)
 	return err

@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"context"
+	"crypto/ed25519"
+
+	"github.com/crow-sync/crow/feed"
 
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
@@ -23,6 +26,7 @@ func (d *Daemon) buildDomain() error {
 		Revocations:  registry.StoreRevocations(d.db, d.writer),
 		Observations: registry.StoreObservations{DB: d.db},
 		MirrorPath:   d.h.InstancesFile(), Clock: d.clk, Logger: d.log,
+		FeedForked: d.feedForked,
 	}
 	// Only home holds the root key (SPEC §2): it alone certifies (invites)
 	// and revokes. A satellite made with --import holds the seed too, but
@@ -41,4 +45,19 @@ func (d *Daemon) buildDomain() error {
 	d.forks = conflicts.NewForkNotifier(d.conflicts, d.reg.DescribeKey, d.log)
 	d.projects = projects.New(d.db, d.writer, d.h.Role == registry.RoleHome)
 	return nil
+}
+
+// feedForked reports whether the feed of key forked here: the own feed
+// (this copy was restored or cloned) or a peer's replica.
+func (d *Daemon) feedForked(key ed25519.PublicKey) bool {
+	var k feed.PublicKey
+	if len(key) != len(k) {
+		return false
+	}
+	copy(k[:], key)
+	if k == d.own.Key() {
+		return d.own.Forked() != nil
+	}
+	fe, err := d.reps.Fork(k)
+	return err == nil && fe != nil
 }

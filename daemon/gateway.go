@@ -66,6 +66,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		ChainRPCURL:  d.publicChainRPC(),
 		Prover:       d.prover(),
 		Federation:   d.fed,
+		Reenroll:     d.reenroll,
 	}
 	// The summaries cache puts this instance's own summary first: computed
 	// by federation.Local, as the app's summaries operation does.

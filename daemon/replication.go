@@ -12,6 +12,7 @@ import (
 	"github.com/crow-sync/crow/feed"
 	"github.com/crow-sync/crow/forget"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -94,12 +95,23 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	if err != nil {
 		return err
 	}
+	// Reenrollment of a forked copy: right after a restart under the new
+	// identity, the old feed's fork branch is archived and deleted before
+	// replication starts (then its genuine branch replicates from peers).
+	d.reenroll = reenroll.New(reenroll.Config{
+		Self: d.h.InstanceID, Home: d.h, DB: d.db, Own: d.own, Reps: d.reps, Writer: d.writer, Join: joinHome,
+		Restart: d.requestRestart, Clock: d.clk, Logger: d.log,
+	})
+	if err := d.reenroll.Archive(context.Background()); err != nil {
+		return err
+	}
 	d.syncFeeds = feeds.New(d.own, d.reps, feeds.Options{
 		Logger:  d.log,
 		Changes: d.changes,
 		OnStored: func(feed.PublicKey, feed.State) {
 			d.applier.Notify()
 			d.forgetter.Notify()
+			d.reenroll.Notify()
 		},
 		Allow: func(key feed.PublicKey) bool { return d.reg.AllowsFeed(key[:]) },
 	})
@@ -151,6 +163,10 @@ func (d *Daemon) serveRegistry(ctx context.Context) error {
 	switch {
 	case errors.Is(err, registry.ErrRevoked):
 		return fmt.Errorf("this instance has been revoked; it cannot serve this identity any more: %w", err)
+	case errors.Is(err, feed.ErrOwnForked):
+		// A forked copy writes nothing until it is reenrolled (which
+		// restarts the daemon); reads and replication of others go on.
+		d.log.Warn("own registry row not updated: this instance's feed forked", "err", err)
 	case errors.Is(err, store.ErrDiskFull):
 		// A full disk must not stop the daemon (reads, sync status and the UI
 		// keep working): the own row is written once space returns.

@@ -41,6 +41,9 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 				log.Debug("service stopped", "service", s.name)
 			case err == nil:
 				fail(fmt.Errorf("%s stopped unexpectedly", s.name))
+			case errors.Is(err, ErrRestart):
+				log.Info("restarting on the rewritten data directory", "service", s.name)
+				fail(err)
 			default:
 				log.Error("service failed", "service", s.name, "err", err)
 				fail(fmt.Errorf("%s: %w", s.name, err))

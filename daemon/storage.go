@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/crow-sync/crow/feed"
+	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/sync/feeds"
@@ -56,7 +57,10 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	// The local write path appends to our feed in the row's transaction;
 	// each commit raises the signal the sync node announces new heads on.
 	d.changes = feeds.NewChanges()
-	d.writer, err = store.NewWriter(d.db, store.WriterOptions{InstanceID: d.h.InstanceID, Journal: d.changes.Journal(d.own), Logger: d.log})
+	// While the own feed is forked (a restored or cloned copy) every local
+	// write is refused with the cause and the fix (package reenroll).
+	d.writer, err = store.NewWriter(d.db, store.WriterOptions{InstanceID: d.h.InstanceID, Journal: d.changes.Journal(d.own), Logger: d.log,
+		Gate: func() error { return reenroll.Refusal(d.h.InstanceID, d.own) }})
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,10 @@ type Log struct {
 	// [head.Length - head.Length%16, head.Length) (see Batch.Prior), or nil
 	// if not known (after OpenLog).
 	tail []byte
+
+	// fork is guarded by mu: the recorded fork of the own feed (MarkForked),
+	// nil if none; while set, nothing is appended.
+	fork *ForkError
 }
 
 // OpenLog opens the author feed of priv in st, loading what was stored
@@ -54,6 +58,15 @@ func OpenLog(st Storage, priv ed25519.PrivateKey) (*Log, error) {
 			return fmt.Errorf("stored tree of own feed does not match its head: %w", ErrCorrupt)
 		}
 		l.head, l.roots = s.Head, roots
+		ev, ok, err := r.Fork(l.key)
+		if err != nil || !ok {
+			return err
+		}
+		var fe ForkError
+		if err := fe.UnmarshalBinary(ev); err != nil {
+			return fmt.Errorf("fork evidence of own feed: %w", err)
+		}
+		l.fork = &fe
 		return nil
 	})
 	if err != nil {
@@ -129,6 +142,9 @@ func (l *Log) Append(entries [][]byte) (Head, error) {
 	if len(entries) == 0 {
 		return l.head, nil
 	}
+	if err := l.refuseLocked(); err != nil {
+		return l.head, err
+	}
 	if l.head.Length+uint64(len(entries)) > maxLength {
 		return l.head, fmt.Errorf("appending to %s: %w", l.key, ErrOutOfRange)
 	}
@@ -161,6 +177,9 @@ func (l *Log) Stage(txn KVTxn, entries [][]byte) (commit func(), err error) {
 	defer l.mu.Unlock()
 	if len(entries) == 0 {
 		return func() {}, nil
+	}
+	if err := l.refuseLocked(); err != nil {
+		return nil, err
 	}
 	if l.head.Length+uint64(len(entries)) > maxLength {
 		return nil, fmt.Errorf("staging to %s: %w", l.key, ErrOutOfRange)

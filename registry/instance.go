@@ -24,6 +24,10 @@ const (
 	StatusOffline = "offline"
 	StatusUnknown = "unknown" // never probed yet
 	StatusRevoked = "revoked"
+	// StatusForked: the instance's feed has two signed histories (a restored
+	// or cloned copy of its data); its own copy refuses local writes until
+	// `crow instance reenroll`.
+	StatusForked = "forked"
 )
 
 // Limits on what a peer may tell us.

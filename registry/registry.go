@@ -56,6 +56,10 @@ type Config struct {
 	Clock         Clock     // nil means SystemClock
 	Rand          io.Reader // challenge randomness; nil means crypto/rand
 	Logger        *slog.Logger
+	// FeedForked, if set, reports whether the feed of an instance key forked
+	// (this instance's own feed included: it runs from a restored or cloned
+	// copy); the merged view then shows that instance as StatusForked.
+	FeedForked func(key ed25519.PublicKey) bool
 }
 
 // EventKind says what changed in an Event.
@@ -111,6 +115,7 @@ type Registry struct {
 	clock      Clock
 	rand       io.Reader
 	log        *slog.Logger
+	feedForked func(key ed25519.PublicKey) bool
 
 	// snap is the current table snapshot; replaced (never mutated) under writeMu.
 	snap atomic.Pointer[snapshot]
@@ -183,7 +188,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 		rootKey: cfg.RootKey, table: cfg.Table, revTable: cfg.Revocations, invites: cfg.Invites, revoked: newRevocationSet(),
 		obsStore: cfg.Observations, mirrorPath: cfg.MirrorPath, client: cfg.HTTPClient,
 		timeout: cmp.Or(cfg.HealthTimeout, DefaultHealthTimeout), clock: cfg.Clock,
-		rand: cfg.Rand, log: cfg.Logger,
+		rand: cfg.Rand, log: cfg.Logger, feedForked: cfg.FeedForked,
 		observed: map[string]Observation{}, syncing: map[string]bool{}, subs: map[int]func(Event){},
 	}
 	if r.client == nil {
@@ -363,12 +368,20 @@ func (r *Registry) instance(row Row) Instance {
 
 // instanceLocked is instance with r.mu held.
 func (r *Registry) instanceLocked(row Row) Instance {
+	var in Instance
 	if row.ID == r.selfID {
 		// We are running, so we are online; last_seen is now.
-		return view(row, Observation{Status: StatusOnline, LastSeen: r.clock.Now().Unix()}, true, false)
+		in = view(row, Observation{Status: StatusOnline, LastSeen: r.clock.Now().Unix()}, true, false)
+	} else {
+		o, ok := r.observed[row.ID]
+		in = view(row, o, ok, r.syncing[row.ID])
 	}
-	o, ok := r.observed[row.ID]
-	return view(row, o, ok, r.syncing[row.ID])
+	if in.Status != StatusRevoked && r.feedForked != nil {
+		if key, err := decodeKey(row.PublicKey); err == nil && r.feedForked(key) {
+			in.Status = StatusForked
+		}
+	}
+	return in
 }
 
 // List returns the merged view of every registered instance, revoked ones

@@ -67,6 +67,10 @@ type WriterOptions struct {
 	MaxBatchBytes int
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// Gate, if set, is asked before each Write is taken (as DB.CheckSpace): a
+	// non-nil error refuses the write, returned as is, and nothing is written.
+	// The daemon refuses local writes this way while its own feed is forked.
+	Gate func() error
 }
 
 // WriterStats counts the writer's work since it was created.
@@ -86,6 +90,7 @@ type Writer struct {
 	maxBatch int
 	maxBytes int
 	log      *slog.Logger
+	gate     func() error
 
 	reqs    chan *request
 	done    chan struct{} // closed when Serve returns
@@ -134,7 +139,7 @@ func NewWriter(db *DB, opts WriterOptions) (*Writer, error) {
 	}
 	return &Writer{
 		db: db, self: opts.InstanceID, journal: opts.Journal,
-		maxBatch: opts.MaxBatch, maxBytes: opts.MaxBatchBytes,
+		maxBatch: opts.MaxBatch, maxBytes: opts.MaxBatchBytes, gate: opts.Gate,
 		log:  opts.Logger.With("component", "store.writer"),
 		reqs: make(chan *request), done: make(chan struct{}),
 	}, nil
@@ -249,6 +254,11 @@ func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 	}
 	if err := w.db.CheckSpace(); err != nil {
 		return nil, err
+	}
+	if w.gate != nil {
+		if err := w.gate(); err != nil {
+			return nil, err
+		}
 	}
 	r := &request{muts: muts, size: size, resp: make(chan outcome, 1)}
 	select {

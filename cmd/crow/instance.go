@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("instance", "enroll, register, list and revoke instances (invite --name NAME|add URL|list|revoke ID)", runInstance)
+	register("instance", "enroll, register, list and revoke instances (invite --name NAME|add URL|list|revoke ID|reenroll --join INVITE)", runInstance)
 }
 
 // instanceLine is what the CLI prints of an instance; self is this
@@ -34,6 +34,9 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 		return usagef("usage: crow instance invite --name NAME [--ttl 1h] | add URL | list | revoke ID")
 	}
 	sub, args := args[0], args[1:]
+	if sub == "reenroll" {
+		return runReenroll(ctx, g, args)
+	}
 	fs := flag.NewFlagSet("instance "+sub, flag.ContinueOnError)
 	g.bind(fs)
 	var inv app.InviteIn

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -81,11 +82,20 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	log = log.With("instance", h.Name)
-	d, err := daemon.New(daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
-	if err != nil {
-		return err
+	for {
+		d, err := daemon.New(daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
+		if err != nil {
+			return err
+		}
+		err = d.Serve(ctx)
+		if !errors.Is(err, daemon.ErrRestart) || ctx.Err() != nil {
+			return err
+		}
+		// A reenrollment rewrote $CROW_HOME: serve its new identity.
+		if h, err = home.Load(dir); err != nil {
+			return err
+		}
 	}
-	return d.Serve(ctx)
 }
 
 func newLogger(g *globals, level string) (*slog.Logger, error) {

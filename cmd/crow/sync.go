@@ -47,6 +47,12 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 	if doc.Paused {
 		fmt.Fprintln(g.stdout, "sync is PAUSED (crow sync resume)")
 	}
+	if doc.Forked != nil {
+		fmt.Fprintln(g.stdout, "status: FORKED:", doc.Forked.Error)
+	}
+	if r := doc.Reenroll; r != nil {
+		fmt.Fprintf(g.stdout, "reenrolled from %s: %s (rows replayed=%d skipped=%d)\n", r.OldInstanceID, r.Phase, r.Replayed, r.Skipped)
+	}
 	fmt.Fprintln(g.stdout, "feeds held here:")
 	for _, f := range doc.Feeds {
 		name := f.Name

@@ -2,6 +2,7 @@ package feeds_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"testing"
 
@@ -191,4 +192,44 @@ func TestChangesMadeBeforeTheFeeds(t *testing.T) {
 	if drained(f.Changed()) || !drained(f.Changed()) {
 		t.Fatal("two notifies did not coalesce into one wake-up")
 	}
+}
+
+// A restored copy (same key, its own branch) that meets a head of the
+// genuine branch marks its own log forked: local appends are refused, the
+// own feed is no longer announced, and the state survives a reopen.
+func TestOwnForkStopsLocalWrites(t *testing.T) {
+	key := newKey(t)
+	genuine := newInst(t, "genuine", key, newKey(t))
+	genuine.appendN(6, 10, 3, "common")
+	copyOf := newInst(t, "copy", key, newKey(t))
+	copyOf.appendN(6, 10, 3, "common") // the same entries: the copy was taken here
+	genuine.appendN(4, 10, 4, "genuine")
+	copyOf.appendN(2, 10, 2, "fork")
+	gh := genuine.log.Head()
+	_, err := copyOf.feeds.VerifyHead(wire.Head{Feed: wire.FeedKey(key.Public().(ed25519.PublicKey)), Length: gh.Length, Signed: mustHead(gh)})
+	if !errors.Is(err, crowsync.ErrFork) {
+		t.Fatalf("genuine head on the copy: %v", err)
+	}
+	fe := copyOf.log.Forked()
+	if fe == nil || fe.Other != gh || fe.Held.Length != 8 {
+		t.Fatalf("own fork evidence %+v", fe)
+	}
+	if hs, err := copyOf.feeds.Heads(); err != nil || len(hs) != 0 {
+		t.Fatalf("a forked own feed is announced: %+v %v", hs, err)
+	}
+	err = copyOf.db.Update(context.Background(), func(txn *store.Txn) error {
+		_, err := copyOf.feeds.Journal(copyOf.log).Stage(txn, [][]byte{[]byte("more")})
+		return err
+	})
+	if !errors.Is(err, feed.ErrOwnForked) {
+		t.Fatalf("a local write on the forked copy: %v", err)
+	}
+	copyOf.close()
+	copyOf.open()
+	if fe := copyOf.log.Forked(); fe == nil || fe.Other != gh {
+		t.Fatalf("after reopen: %+v", fe)
+	}
+	// The genuine instance meeting the copy's head also sees a fork, of
+	// its own feed: that is the same rule (it cannot tell which is the copy);
+	// the copy no longer announces it, so in practice only the copy learns.
 }

@@ -131,7 +131,9 @@ func (f *Feeds) Heads() ([]wire.Head, error) {
 		return nil, fmt.Errorf("listing feed heads: %w", err)
 	}
 	out := make([]wire.Head, 0, len(infos)+1)
-	if own := f.log.Head(); own.Length > 0 {
+	// A forked own feed is not announced: its branch would make every peer
+	// record the fork and stop the genuine branch too.
+	if own := f.log.Head(); own.Length > 0 && f.log.Forked() == nil {
 		out = append(out, wireHead(f.self, feed.State{Head: own, Length: own.Length}))
 	}
 	for _, fi := range infos {
@@ -171,7 +173,9 @@ func (f *Feeds) allowed(key feed.PublicKey) bool {
 // head contradicts what is held (a fork, recorded as evidence for replicas).
 // A head of the own feed that this instance did not sign (longer than the
 // log, or a different tree at a length it has) is a fork of the own key: a
-// cloned machine or a restored backup. It is reported with ErrFork.
+// cloned machine or a restored backup. It is reported with ErrFork, and the
+// own log is marked forked (feed.Log.MarkForked: persisted, local writes
+// refused, the own feed no longer announced).
 func (f *Feeds) VerifyHead(h wire.Head) (wire.Head, error) {
 	sh, err := decodeHead(h)
 	if err != nil {
@@ -220,8 +224,15 @@ func (f *Feeds) checkOwn(h feed.Head) error {
 			return fmt.Errorf("checking a head of the own feed at %d: %w", h.Length, err)
 		}
 	}
-	f.lg.Error("fork of the own feed: a head signed with this instance's key that it did not write",
-		"held_length", own.Length, "other_length", h.Length)
+	first := f.log.Forked() == nil
+	if _, err := f.log.MarkForked(h); err != nil {
+		return fmt.Errorf("own feed forked (%w), and recording it failed: %w", fork, err)
+	}
+	if first {
+		f.lg.Error("fork of the own feed: a head signed with this instance's key that it did not write; "+
+			"local writes are refused until `crow instance reenroll`",
+			"held_length", own.Length, "other_length", h.Length)
+	}
 	return fmt.Errorf("own feed: %w (%w)", crowsync.ErrFork, fork)
 }
 
