@@ -108,7 +108,7 @@ func TestPromoteEpochRule(t *testing.T) {
 		t.Fatalf("the demoted home registering as home: %v", err)
 	}
 	h = e.sibling(t, "h", registry.RoleSatellite) // restarted as a satellite
-	a = e.sibling(t, "a", registry.RoleHome) // restarted as home, with its new certificate
+	a = e.sibling(t, "a", registry.RoleHome)      // restarted as home, with its new certificate
 	if _, err := a.RegisterSelf(ctx, registry.SelfInfo{Name: "a", Role: registry.RoleHome, GatewayURL: "http://127.0.0.1:9"}); err != nil {
 		t.Fatal(err)
 	}
