@@ -36,6 +36,13 @@ type Options struct {
 	// speaks only for the instance it is certified for. nil: every feed is
 	// applied, without an author check.
 	FeedTrust func(key feed.PublicKey) (trust Trust, instanceID string)
+	// Refuse, if set, is a domain rule over the change records of a
+	// certified feed: a non-empty reason parks the entry instead of applying
+	// it (home failover: the numbers a demoted home wrote above its
+	// successor's base, registry.RefusesNumber). It is called with the
+	// applier's lock held: it must be cheap and must not call back into the
+	// Applier.
+	Refuse func(rec *store.ChangeRecord) string
 	// OnApplied, if set, is called after each transaction commits, in order,
 	// for every row the transaction changed (table and the new envelope). It
 	// runs on the applying goroutine and must not block for long.
@@ -67,6 +74,7 @@ type Applier struct {
 	rules     rules
 	onApplied func(string, *store.Row)
 	feedTrust func(feed.PublicKey) (Trust, string)
+	refuse    func(*store.ChangeRecord) string
 	m         *Metrics
 	log       *slog.Logger
 	maxBatch  int
@@ -111,7 +119,7 @@ func New(o Options) (*Applier, error) {
 		o.Rescan = time.Minute
 	}
 	return &Applier{
-		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, feedTrust: o.FeedTrust,
+		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, feedTrust: o.FeedTrust, refuse: o.Refuse,
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
 		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, clk: clock.Or(o.Clock), wake: make(chan struct{}, 1),
 		trust: make(map[feed.PublicKey]feedTrust),
@@ -340,6 +348,8 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 		reason = "change record without a row id or without its origin in its version vector"
 	case author != "" && rec.InstanceID != author:
 		reason = "change record names instance " + rec.InstanceID + ", but this feed is certified for instance " + author
+	case a.refuse != nil:
+		reason = a.refuse(&rec)
 	}
 	if reason != "" {
 		eff.parked++
