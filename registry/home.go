@@ -39,8 +39,18 @@ import (
 // exactly the row's instance id and key; anything else in home_record is
 // logged and ignored (the row itself stays admitted).
 
-// ErrAlreadyHome is returned by Promote when this instance is home already.
-var ErrAlreadyHome = errors.New("registry: this instance is home already")
+// Errors returned by Promote.
+var (
+	// ErrAlreadyHome: this instance is home already.
+	ErrAlreadyHome = errors.New("registry: this instance is home already")
+	// ErrNoSeed: this instance does not hold the master seed (it joined by
+	// invitation): only a satellite made with `crow init --import` can be
+	// promoted.
+	ErrNoSeed = errors.New("registry: this instance holds no master seed; only a satellite made with 'crow init --import' can be promoted")
+	// ErrHomeReachable: the current home answers its /health as itself;
+	// promote with Force to take over anyway.
+	ErrHomeReachable = errors.New("registry: the home instance is still reachable")
+)
 
 // homeIndex is the verified home records of a snapshot, by epoch.
 type homeIndex struct {
@@ -167,6 +177,11 @@ type Promotion struct {
 	RootKey ed25519.PrivateKey
 	Cert    member.Certificate
 	Base    uint64
+	// Force promotes even when the current home answers (by default that
+	// is refused with ErrHomeReachable, naming it). A home that is still
+	// running numbers until it learns of the record: its numbers above Base
+	// are then refused everywhere (rule 3).
+	Force bool
 }
 
 // Promote makes this instance home (rule 1): it signs a home record of the
@@ -187,6 +202,14 @@ func (r *Registry) Promote(ctx context.Context, p Promotion) (member.HomeRecord,
 	cur, ok := r.homes().current()
 	if ok && cur.InstanceID == r.selfID {
 		return member.HomeRecord{}, fmt.Errorf("promoting: %w (epoch %d)", ErrAlreadyHome, cur.Epoch)
+	}
+	if home, err := r.Home(); err == nil && home.ID == r.selfID {
+		return member.HomeRecord{}, fmt.Errorf("promoting: %w", ErrAlreadyHome)
+	} else if err == nil && !p.Force {
+		if err := r.answers(ctx, home); err == nil {
+			return member.HomeRecord{}, fmt.Errorf("promoting: %w: %s (%s) answers at %s; if it must stop being home, promote with --force",
+				ErrHomeReachable, home.Name, home.ID, home.GatewayURL)
+		}
 	}
 	rec, err := member.IssueHome(p.RootKey, member.HomeFields{CrowID: r.crowID, InstanceID: r.selfID, PublicKey: pub,
 		Epoch: cur.Epoch + 1, Base: p.Base, IssuedAt: r.clock.Now()})
@@ -222,4 +245,22 @@ func (r *Registry) homeByRecord(row Row) bool {
 	}
 	cur, ok := r.homes().current()
 	return !ok || precedence(rec, cur) > 0
+}
+
+// answers reports (nil) whether in answers a fresh challenge at its gateway
+// URL as itself, certified by our root key.
+func (r *Registry) answers(ctx context.Context, in Instance) error {
+	challenge, err := r.newChallenge()
+	if err != nil {
+		return err
+	}
+	doc, err := r.health(ctx, in.GatewayURL, challenge)
+	if err != nil {
+		return err
+	}
+	if doc.InstanceID != in.ID {
+		return fmt.Errorf("%w: %s answers as instance %q", ErrUnhealthy, in.GatewayURL, doc.InstanceID)
+	}
+	_, _, err = r.verifyHealth(doc, challenge)
+	return err
 }

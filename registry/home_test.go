@@ -163,3 +163,25 @@ func TestHomeRecordForged(t *testing.T) {
 		}
 	}
 }
+
+// Promote refuses while the home answers, naming it, unless forced.
+func TestPromoteRefusedWhileHomeAnswers(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "a", registry.RoleSatellite)
+	_, url := peer(t, ourSeed, "hh", registry.RoleHome)
+	if _, err := e.reg.Register(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	p := registry.Promotion{RootKey: ourSeed.RootKey(), Cert: homeCert("a"), Base: 3}
+	_, err := e.reg.Promote(ctx, p)
+	if !errors.Is(err, registry.ErrHomeReachable) || !strings.Contains(err.Error(), "name-hh") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("promote while home answers: %v", err)
+	}
+	p.Force = true
+	if _, err := e.reg.Promote(ctx, p); err != nil {
+		t.Fatalf("forced promote: %v", err)
+	}
+	if in, _ := e.reg.Home(); in.ID != "a" {
+		t.Fatalf("home = %s", in.ID)
+	}
+}
