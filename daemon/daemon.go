@@ -257,6 +257,7 @@ func (d *Daemon) Serve(ctx context.Context) (err error) {
 		service{"fork-notifier", d.forks.Serve},
 		service{"prober", d.prober.Serve},
 		service{"registry", d.serveRegistry},
+		service{"home-role", d.serveRole},
 	)...)
 	d.log.Info("crow stopped", "err", err)
 	return err

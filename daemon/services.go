@@ -41,6 +41,9 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 				log.Debug("service stopped", "service", s.name)
 			case err == nil:
 				fail(fmt.Errorf("%s stopped unexpectedly", s.name))
+			case errors.Is(err, ErrRoleChanged):
+				log.Info("stopping every part: the home role moved", "err", err)
+				fail(err)
 			default:
 				log.Error("service failed", "service", s.name, "err", err)
 				fail(fmt.Errorf("%s: %w", s.name, err))

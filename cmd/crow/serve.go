@@ -65,11 +65,8 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	log = log.With("instance", h.Name)
-	d, err := daemon.New(daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
-	if err != nil {
-		return err
-	}
-	return d.Serve(ctx)
+	// Run restarts the daemon in its new role after a promotion or a demotion.
+	return daemon.Run(ctx, daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
 }
 
 func newLogger(g *globals, level string) (*slog.Logger, error) {
