@@ -184,3 +184,10 @@ func (d *Daemon) refuseNumber(rec *store.ChangeRecord) string {
 func jsonObject(data json.RawMessage, v any) bool {
 	return len(data) > 0 && json.Unmarshal(data, v) == nil
 }
+
+// promoted reports whether this instance is home by a home record (it was
+// promoted), not as the original home.
+func (d *Daemon) promoted() bool {
+	rec, ok := d.reg.HomeRecord()
+	return ok && rec.InstanceID == d.h.InstanceID
+}
