@@ -182,6 +182,10 @@ func TestHomeFailover(t *testing.T) {
 	if got := numberedAll(t, ids, a, b, h); got != uint64(len(ids)) {
 		t.Fatalf("%d numbers for %d versions after the old home came back", got, len(ids))
 	}
+	// From its restart as a satellite on, the old home runs no Numberer.
+	if _, after, ok := strings.Cut(h.Log(), "restarting in the new role"); !ok || strings.Contains(after, "component=numbering") {
+		t.Fatalf("the demoted home numbered after its restart as a satellite (restart logged: %v)", ok)
+	}
 	if _, err := Call(h, app.InstancePromote, app.PromoteIn{}); client.StatusOf(err) != 409 || !strings.Contains(err.Error(), "still reachable") {
 		t.Fatalf("promote on the demoted home while the new one answers: %v", err)
 	}

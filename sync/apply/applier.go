@@ -39,7 +39,10 @@ type Options struct {
 	// Refuse, if set, is a domain rule over the change records of a
 	// certified feed: a non-empty reason parks the entry instead of applying
 	// it (home failover: the numbers a demoted home wrote above its
-	// successor's base, registry.RefusesNumber). It is called with the
+	// successor's base, registry.RefusesNumber). A live row it refuses
+	// (asked as the change record that would carry it: that home's own
+	// rows, written before it learned) is replaced by the next accepted
+	// version of the row, with no conflict. It is called with the
 	// applier's lock held: it must be cheap and must not call back into the
 	// Applier.
 	Refuse func(rec *store.ChangeRecord) string
@@ -329,6 +332,15 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, author string,
 	return eff, nil
 }
 
+// refusesLive reports whether Options.Refuse refuses the live row as it
+// would refuse a change record carrying it.
+func (a *Applier) refusesLive(live *store.Row) bool {
+	if a.refuse == nil || live == nil {
+		return false
+	}
+	return a.refuse(&store.ChangeRecord{Table: live.Table, RowID: live.RowID, Data: live.Data, InstanceID: live.InstanceID}) != ""
+}
+
 // lwwTable reports tables applied last-write-wins without conflict records:
 // crow_context (SPEC §5) and sync_conflicts (resolutions; never conflicts
 // about conflicts).
@@ -372,9 +384,17 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 			return err
 		}
 	}
-	d, err := a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
-		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) })
-	if err != nil {
+	var d decision
+	if a.refusesLive(live) {
+		// The live version is one the rule refuses (a demoted home's number,
+		// written here before it learned of its successor): the accepted
+		// incoming version replaces it, with no conflict.
+		in := versionOfChange(&rec)
+		d = decision{outcome: outFastForward, stateChanged: st != nil, row: &store.Row{
+			RowID: rec.RowID, Table: rec.Table, Data: in.Data, LamportTS: in.Lamport, InstanceID: in.Origin,
+			VV: live.VV.Merge(in.VV), Deleted: in.Deleted, UpdatedAt: time.Unix(in.TS, 0).UTC()}}
+	} else if d, err = a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
+		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) }); err != nil {
 		return fmt.Errorf("applying %s/%s from entry %d: %w", rec.Table, rec.RowID, idx, err)
 	}
 	eff.byOutcome[d.outcome]++

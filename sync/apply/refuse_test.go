@@ -37,3 +37,27 @@ func TestRefuseParks(t *testing.T) {
 		t.Fatalf("parked %+v %v", ps, err)
 	}
 }
+
+// A live row the rule refuses (this instance's own, written before it
+// learned the rule) gives way to the next accepted version, with no
+// conflict.
+func TestRefusedLiveRowReplaced(t *testing.T) {
+	refuse := func(rec *store.ChangeRecord) string {
+		if rec.Table == store.TableMemoryVersions && rec.InstanceID == "b" {
+			return "b is demoted"
+		}
+		return ""
+	}
+	a := newNode(t, "a", "", nil)
+	b := newNode(t, "b", "", func(o *Options) { o.Refuse = refuse })
+	b.put(store.TableMemoryVersions, "7", `{"number":7,"by":"b"}`)
+	a.put(store.TableMemoryVersions, "7", `{"number":7,"by":"a"}`)
+	pull(t, b, a, a.log.Key(), 100)
+	b.catchUp()
+	if got := b.get(store.TableMemoryVersions, "7"); got == nil || got.InstanceID != "a" || canon(t, got.Data) != `{"by":"a","number":7}` {
+		t.Fatalf("row 7 on b = %+v", got)
+	}
+	if cs := b.conflicts(); len(cs) != 0 {
+		t.Fatalf("conflicts: %+v", cs)
+	}
+}
