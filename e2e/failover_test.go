@@ -190,3 +190,76 @@ func TestHomeFailover(t *testing.T) {
 		t.Fatalf("promote on the demoted home while the new one answers: %v", err)
 	}
 }
+
+// A forced promotion while the old home still runs, cut off (its sync
+// paused): it goes on numbering its own writes above the base; those
+// numbers are refused everywhere, the new home numbers the same versions,
+// and once the old home hears of the record it is demoted and its rows
+// give way to the new home's: every instance ends with the same numbers
+// 1..N, each version once.
+func TestPromoteForcedWhileHomeRuns(t *testing.T) {
+	h := NewDaemon(t, "home", nil)
+	h.Start()
+	a := ImportDaemon(t, "spare", h)
+	a.Start()
+	h.MustCLI("instance", "add", a.URL())
+	Enrolled(t, h, a)
+	b := NewDaemon(t, "laptop", h)
+	b.Start()
+	Enrolled(t, h, b)
+	Eventually(t, syncTimeout, "the laptop to know the spare", func() bool { return lists(b, instanceID(a)) && lists(a, instanceID(b)) })
+	var ids []string
+	write := func(d *Daemon, what string) {
+		t.Helper()
+		ids = append(ids, Must(d, app.MemoryCreate, app.MemoryCreateIn{Content: what + " on " + d.Name}).ID)
+	}
+	write(h, "first")
+	write(b, "first")
+	base := numberedAll(t, ids, h, a, b)
+
+	h.MustCLI("sync", "pause")
+	if _, errOut, err := a.CLI("instance", "promote"); err == nil || !strings.Contains(errOut, "still reachable") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("promote while home answers: %v %q", err, errOut)
+	}
+	a.MustCLI("instance", "promote", "--force")
+	Eventually(t, syncTimeout, "the spare to serve as home", func() bool {
+		hd, err := CallKey(a, "", app.InstanceHealth, app.HealthIn{})
+		return err == nil && hd.Role == "home"
+	})
+	// The cut-off old home numbers its own writes above the base.
+	write(h, "cut off 1")
+	write(h, "cut off 2")
+	Eventually(t, syncTimeout, "the old home to number its writes", func() bool {
+		m, err := Call(h, app.MemoryGet, app.MemoryID{ID: ids[len(ids)-1]})
+		return err == nil && m.Number != nil && *m.Number == base+2
+	})
+	write(a, "new home")
+	write(b, "laptop")
+
+	h.MustCLI("sync", "resume")
+	Eventually(t, syncTimeout, "the old home to be demoted", func() bool {
+		hd, err := CallKey(h, "", app.InstanceHealth, app.HealthIn{})
+		return err == nil && hd.Role == "satellite"
+	})
+	if n := numberedAll(t, ids, a, b, h); n != uint64(len(ids)) {
+		t.Fatalf("%d numbers for %d versions", n, len(ids))
+	}
+	// The old home's numbers above the base were refused (parked) on the
+	// new home and on the laptop.
+	for _, d := range []*Daemon{a, b} {
+		_, m := d.DoRaw("GET", "/metrics")
+		if !parkedSome(m) {
+			t.Fatalf("%s parked none of the old home's numbers:\n%s", d.Name, m)
+		}
+	}
+}
+
+// parkedSome reports whether a /metrics text counts parked feed entries.
+func parkedSome(metrics string) bool {
+	for _, l := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(l, "crow_apply_parked_total "); ok && v != "0" {
+			return true
+		}
+	}
+	return false
+}
