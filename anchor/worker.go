@@ -148,7 +148,14 @@ type WorkerConfig struct {
 	// RPCURL is the chain's public JSON-RPC endpoint, published in the
 	// chain record (and so in every verification packet); "" for none.
 	RPCURL string
-	Logger *slog.Logger
+	// Recheck follows every root at start, final ones too: a root whose
+	// transaction this chain does not hold is sent again, as after a reorg
+	// that dropped it (the same root, so every proof stays valid). A home
+	// promoted after the old one was lost (daemon, home failover) sets it:
+	// with the embedded chain its chain is a fresh one, which holds none of
+	// the old home's roots.
+	Recheck bool
+	Logger  *slog.Logger
 }
 
 // Worker anchors, on home, every state version and every numbered memory
@@ -240,7 +247,7 @@ func (w *Worker) load() error {
 			}
 			if strings.HasPrefix(r.RowID, "root/") {
 				var rr RootRecord
-				if json.Unmarshal(r.Data, &rr) == nil && rr.Status != StatusFinal {
+				if json.Unmarshal(r.Data, &rr) == nil && (rr.Status != StatusFinal || w.cfg.Recheck) {
 					open[r.RowID] = &rr
 				}
 				return nil
@@ -530,6 +537,10 @@ func (w *Worker) confirmLocked(ctx context.Context) error {
 		case followWait:
 			continue // waiting for confirmations
 		case followFinal:
+			if rr.Status == StatusFinal { // rechecked (Recheck): on this chain already
+				delete(w.open, id)
+				continue
+			}
 			rr.Status, rr.FinalAt = StatusFinal, w.cfg.Clock.Now().UTC().Format(time.RFC3339)
 		case followMoved:
 			// Re-included in another block after a reorg.

@@ -69,6 +69,10 @@ type Deps struct {
 	// RotateAPIKey replaces the owner API key (and makes the gateway accept
 	// only the new one) and returns it.
 	RotateAPIKey func() (string, error)
+	// Promote makes this instance home (home failover, app/promote.go);
+	// force skips the check that the current home no longer answers. Nil:
+	// instance.promote is unavailable.
+	Promote func(ctx context.Context, force bool) (Promoted, error)
 	// Projects holds the Project State versions; Forwarder sends a
 	// consolidation to home when this instance is not home (nil: refused).
 	Projects  *projects.Service

@@ -54,6 +54,9 @@ var domainKinds = []struct {
 	{registry.ErrNotFound, KindNotFound},
 	{registry.ErrRevoked, KindConflict},
 	{registry.ErrSecondHome, KindConflict},
+	{registry.ErrAlreadyHome, KindConflict},
+	{registry.ErrHomeReachable, KindConflict},
+	{registry.ErrNoSeed, KindForbidden},
 	{registry.ErrExists, KindConflict},
 	{registry.ErrUnhealthy, KindUpstream},
 

@@ -269,6 +269,7 @@ func (d *Daemon) Serve(ctx context.Context) (err error) {
 		service{"registry", d.serveRegistry},
 		service{"reenroll", d.reenroll.Serve},
 		service{"restart", d.waitRestart},
+		service{"home-role", d.serveRole},
 	)...)
 	d.log.Info("crow stopped", "err", err)
 	return err

@@ -39,6 +39,10 @@ func (d *Daemon) buildDomain() error {
 	if err != nil {
 		return err
 	}
+	// Home failover: the home records may have moved the role (role.go).
+	if err := d.checkRole(); err != nil {
+		return err
+	}
 	d.prober = registry.NewProber(d.reg, registry.ProberConfig{})
 	d.mem = memory.NewService(d.db, d.writer, d.index, memory.Options{Clock: d.clk})
 	d.conflicts = conflicts.NewStore(d.db, d.clk.Now)

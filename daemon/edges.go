@@ -73,7 +73,9 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 func (d *Daemon) buildAnchoring() (kick func()) {
 	worker := anchor.NewWorker(anchor.WorkerConfig{DB: d.db, Writer: d.writer, Chain: d.chain, Seed: d.h.Seed(),
 		Clock: d.clk, RPCURL: d.publicChainRPC(), Confirmations: d.cfg.Settings.Chain.ConfirmationsOrDefault(),
-		Logger: d.log.With("component", "anchor")})
+		// A promoted home sends again the roots its chain lacks (role.go).
+		Recheck: d.promoted(),
+		Logger:  d.log.With("component", "anchor")})
 	d.anchorWorker = worker
 	d.homeOnly = append(d.homeOnly, service{"anchoring", worker.Serve})
 	d.metrics.MustRegister(

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -56,6 +57,14 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 				keys.SetHash(sha256.Sum256([]byte(key)))
 			}
 			return key, err
+		},
+		Promote: func(ctx context.Context, force bool) (app.Promoted, error) {
+			p, err := d.promote(ctx, force)
+			if err != nil {
+				return app.Promoted{}, err
+			}
+			return app.Promoted{InstanceID: p.Record.InstanceID, Name: h.Name, Epoch: p.Record.Epoch, Base: p.Record.Base,
+				PreviousHome: p.PreviousHome, IssuedAt: p.Record.IssuedAt.Format(time.RFC3339), Restarting: true}, nil
 		},
 		Projects:     d.projects,
 		Forwarder:    d.fed,

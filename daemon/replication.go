@@ -73,6 +73,8 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	d.applier, err = apply.New(apply.Options{
 		DB: d.db, Replicas: d.reps, Conflicts: d.conflicts, Self: d.own.Key(), InstanceID: d.h.InstanceID,
 		FeedTrust: d.feedTrust, Metrics: applyMetrics, Logger: d.log, Clock: d.clk,
+		// A demoted home's numbers above its successor's base (role.go).
+		Refuse: d.refuseNumber,
 		OnApplied: func(table string, _ *store.Row) {
 			if table == store.TableCrowInstances || table == store.TableCrowRevocations {
 				if err := d.reg.Reload(context.Background()); err != nil {

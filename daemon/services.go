@@ -44,6 +44,9 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 			case errors.Is(err, ErrRestart):
 				log.Info("restarting on the rewritten data directory", "service", s.name)
 				fail(err)
+			case errors.Is(err, ErrRoleChanged):
+				log.Info("stopping every part: the home role moved", "err", err)
+				fail(err)
 			default:
 				log.Error("service failed", "service", s.name, "err", err)
 				fail(fmt.Errorf("%s: %w", s.name, err))

@@ -97,6 +97,10 @@ type Row struct {
 	// Revocation is the root-signed revocation (text form) once revoked by
 	// home; a revoked row written before revocations were signed has none.
 	Revocation string `json:"revocation,omitempty"`
+	// HomeRecord is the root-signed home record (member.HomeRecord's text
+	// form) that made this instance home (home.go); it is kept when the
+	// row is rewritten.
+	HomeRecord string `json:"home_record,omitempty"`
 }
 
 // Observation is what this machine saw of an instance in its health probes.
@@ -111,6 +115,7 @@ func sameFacts(a, b Row) bool {
 	if a.ID != b.ID || a.Name != b.Name || a.Role != b.Role || a.GatewayURL != b.GatewayURL ||
 		a.PublicKey != b.PublicKey || a.CreatedAt != b.CreatedAt || a.Revoked != b.Revoked ||
 		a.RevokedAt != b.RevokedAt || a.Certificate != b.Certificate || a.Revocation != b.Revocation ||
+		a.HomeRecord != b.HomeRecord ||
 		len(a.SyncAddrs) != len(b.SyncAddrs) {
 		return false
 	}

@@ -217,12 +217,13 @@ func (r *Registry) upsert(ctx context.Context, want Row) (Row, error) {
 				return Row{}, fmt.Errorf("instance %q (revoked %s): %w", want.ID, prev.RevokedAt, ErrRevoked)
 			}
 			row.CreatedAt = cmp.Or(prev.CreatedAt, row.CreatedAt)
+			row.HomeRecord = cmp.Or(row.HomeRecord, prev.HomeRecord) // a home record stays (home.go)
 			if sameFacts(prev, row) {
 				r.installRowLocked(row) // the snapshot may not have caught up yet
 				return row, nil
 			}
 		}
-		if row.Role == RoleHome {
+		if row.Role == RoleHome && !r.homeByRecord(row) {
 			if homes := homesOf(r.snap.Load(), row.ID); len(homes) > 0 {
 				return Row{}, fmt.Errorf("instance %q says it is home: %w (%q)", row.ID, ErrSecondHome, homes[0].ID)
 			}

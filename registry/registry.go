@@ -119,6 +119,8 @@ type Registry struct {
 
 	// snap is the current table snapshot; replaced (never mutated) under writeMu.
 	snap atomic.Pointer[snapshot]
+	// homeIdx is the verified home records of snap (home.go), replaced with it.
+	homeIdx atomic.Pointer[homeIndex]
 
 	// writeMu serialises table writes, Reload and the delivery of events, so
 	// subscribers see events in the order the snapshot changed.
@@ -305,6 +307,7 @@ func (s *snapshot) put(row Row) {
 // installLocked replaces the snapshot, mirrors it and notifies subscribers of
 // the differences. writeMu must be held.
 func (r *Registry) installLocked(next *snapshot) {
+	r.homeIdx.Store(r.indexHomes(next))
 	prev := r.snap.Swap(next)
 	var events []Event
 	for _, id := range sortedIDs(next.rows) {
@@ -369,6 +372,9 @@ func (r *Registry) instance(row Row) Instance {
 // instanceLocked is instance with r.mu held.
 func (r *Registry) instanceLocked(row Row) Instance {
 	var in Instance
+	if rec, ok := r.homes().current(); ok && row.Role == RoleHome && row.ID != rec.InstanceID {
+		row.Role = RoleSatellite // demoted by a later home record (home.go), until it rewrites its row
+	}
 	if row.ID == r.selfID {
 		// We are running, so we are online; last_seen is now.
 		in = view(row, Observation{Status: StatusOnline, LastSeen: r.clock.Now().Unix()}, true, false)
@@ -434,6 +440,11 @@ func (r *Registry) Get(id string) (Instance, error) {
 // different homes before they synced), the earliest created wins (then the
 // smaller id) and a warning is logged.
 func (r *Registry) Home() (Instance, error) {
+	if rec, ok := r.homes().current(); ok {
+		if row, ok := r.snap.Load().rows[rec.InstanceID]; ok && !row.Revoked {
+			return r.instance(row), nil
+		}
+	}
 	homes := homesOf(r.snap.Load(), "")
 	if len(homes) == 0 {
 		return Instance{}, fmt.Errorf("getting home instance: %w", ErrNotFound)

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("instance", "enroll, register, list and revoke instances (invite --name NAME|add URL|list|revoke ID|reenroll --join INVITE)", runInstance)
+	register("instance", "enroll, register, list, revoke, promote and reenroll instances (invite --name NAME|add URL|list|revoke ID|promote [--force]|reenroll --join INVITE)", runInstance)
 }
 
 // instanceLine is what the CLI prints of an instance; self is this
@@ -31,11 +31,14 @@ func instanceLine(in registry.Instance, self string) string {
 
 func runInstance(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: crow instance invite --name NAME [--ttl 1h] | add URL | list | revoke ID")
+		return usagef("usage: crow instance invite --name NAME [--ttl 1h] | add URL | list | revoke ID | promote [--force]")
 	}
 	sub, args := args[0], args[1:]
 	if sub == "reenroll" {
 		return runReenroll(ctx, g, args)
+	}
+	if sub == "promote" {
+		return runInstancePromote(ctx, g, args) // promote.go
 	}
 	fs := flag.NewFlagSet("instance "+sub, flag.ContinueOnError)
 	g.bind(fs)
@@ -104,7 +107,7 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	default:
-		return usagef("unknown instance command %q: use invite, add, list or revoke", sub)
+		return usagef("unknown instance command %q: use invite, add, list, revoke or promote", sub)
 	}
 	if !printed {
 		fmt.Fprintln(g.stdout, instanceLine(in, ""))

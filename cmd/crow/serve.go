@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -82,20 +81,8 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	log = log.With("instance", h.Name)
-	for {
-		d, err := daemon.New(daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
-		if err != nil {
-			return err
-		}
-		err = d.Serve(ctx)
-		if !errors.Is(err, daemon.ErrRestart) || ctx.Err() != nil {
-			return err
-		}
-		// A reenrollment rewrote $CROW_HOME: serve its new identity.
-		if h, err = home.Load(dir); err != nil {
-			return err
-		}
-	}
+	// Run restarts the daemon in its new role after a promotion or a demotion.
+	return daemon.Run(ctx, daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
 }
 
 func newLogger(g *globals, level string) (*slog.Logger, error) {

@@ -36,6 +36,16 @@ type Options struct {
 	// speaks only for the instance it is certified for. nil: every feed is
 	// applied, without an author check.
 	FeedTrust func(key feed.PublicKey) (trust Trust, instanceID string)
+	// Refuse, if set, is a domain rule over the change records of a
+	// certified feed: a non-empty reason parks the entry instead of applying
+	// it (home failover: the numbers a demoted home wrote above its
+	// successor's base, registry.RefusesNumber). A live row it refuses
+	// (asked as the change record that would carry it: that home's own
+	// rows, written before it learned) is replaced by the next accepted
+	// version of the row, with no conflict. It is called with the
+	// applier's lock held: it must be cheap and must not call back into the
+	// Applier.
+	Refuse func(rec *store.ChangeRecord) string
 	// OnApplied, if set, is called after each transaction commits, in order,
 	// for every row the transaction changed (table and the new envelope). It
 	// runs on the applying goroutine and must not block for long.
@@ -67,6 +77,7 @@ type Applier struct {
 	rules     rules
 	onApplied func(string, *store.Row)
 	feedTrust func(feed.PublicKey) (Trust, string)
+	refuse    func(*store.ChangeRecord) string
 	m         *Metrics
 	log       *slog.Logger
 	maxBatch  int
@@ -111,7 +122,7 @@ func New(o Options) (*Applier, error) {
 		o.Rescan = time.Minute
 	}
 	return &Applier{
-		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, feedTrust: o.FeedTrust,
+		db: o.DB, rs: o.Replicas, cs: o.Conflicts, self: o.Self, rules: rules{self: o.InstanceID}, feedTrust: o.FeedTrust, refuse: o.Refuse,
 		onApplied: o.OnApplied, m: o.Metrics, log: o.Logger.With("component", "sync.apply"),
 		maxBatch: o.MaxBatch, batchCap: o.MaxBatch, rescan: o.Rescan, clk: clock.Or(o.Clock), wake: make(chan struct{}, 1),
 		trust: make(map[feed.PublicKey]feedTrust),
@@ -321,6 +332,15 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, author string,
 	return eff, nil
 }
 
+// refusesLive reports whether Options.Refuse refuses the live row as it
+// would refuse a change record carrying it.
+func (a *Applier) refusesLive(live *store.Row) bool {
+	if a.refuse == nil || live == nil {
+		return false
+	}
+	return a.refuse(&store.ChangeRecord{Table: live.Table, RowID: live.RowID, Data: live.Data, InstanceID: live.InstanceID}) != ""
+}
+
 // lwwTable reports tables applied last-write-wins without conflict records:
 // crow_context (SPEC §5) and sync_conflicts (resolutions; never conflicts
 // about conflicts).
@@ -340,6 +360,8 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 		reason = "change record without a row id or without its origin in its version vector"
 	case author != "" && rec.InstanceID != author:
 		reason = "change record names instance " + rec.InstanceID + ", but this feed is certified for instance " + author
+	case a.refuse != nil:
+		reason = a.refuse(&rec)
 	}
 	if reason != "" {
 		eff.parked++
@@ -362,9 +384,17 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 			return err
 		}
 	}
-	d, err := a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
-		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) })
-	if err != nil {
+	var d decision
+	if a.refusesLive(live) {
+		// The live version is one the rule refuses (a demoted home's number,
+		// written here before it learned of its successor): the accepted
+		// incoming version replaces it, with no conflict.
+		in := versionOfChange(&rec)
+		d = decision{outcome: outFastForward, stateChanged: st != nil, row: &store.Row{
+			RowID: rec.RowID, Table: rec.Table, Data: in.Data, LamportTS: in.Lamport, InstanceID: in.Origin,
+			VV: live.VV.Merge(in.VV), Deleted: in.Deleted, UpdatedAt: time.Unix(in.TS, 0).UTC()}}
+	} else if d, err = a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
+		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) }); err != nil {
 		return fmt.Errorf("applying %s/%s from entry %d: %w", rec.Table, rec.RowID, idx, err)
 	}
 	eff.byOutcome[d.outcome]++
