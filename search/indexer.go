@@ -77,11 +77,11 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		if err != nil {
 			x.log.Error("indexing change queue", "err", err)
 			if clock.Wait(ctx, x.clk, retryPause) != nil {
-				return nil
+				return x.shutdown()
 			}
 			continue
 		}
-		if n > 0 && x.ix.Seq()-x.pruned < pruneEvery {
+		if n > 0 && x.ix.Durable()-x.pruned < pruneEvery {
 			continue
 		}
 		x.prune()
@@ -93,7 +93,9 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return x.shutdown()
+		case <-x.ix.persisted: // prune what the persister wrote
+			continue
 		case <-changed:
 		}
 		// Linger so a burst of changes becomes one bleve batch, and so
@@ -105,7 +107,7 @@ func (x *Indexer) Serve(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return nil
+				return x.shutdown()
 			case <-t.C():
 			case <-x.ix.hurry:
 				t.Stop()
@@ -114,8 +116,21 @@ func (x *Indexer) Serve(ctx context.Context) error {
 	}
 }
 
+// shutdown waits (a few seconds at most) for the persister to write what the index serves and
+// prunes the queue up to it, so a clean stop leaves nothing to re-index.
+func (x *Indexer) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlushWait)
+	defer cancel()
+	if err := x.ix.WaitDurable(ctx, x.ix.Seq()); err == nil {
+		x.prune()
+	}
+	return nil
+}
+
+// prune deletes the q/ entries the index has persisted (never those only searchable: a crash
+// before the persist re-indexes them).
 func (x *Indexer) prune() {
-	seq := x.ix.Seq()
+	seq := x.ix.Durable()
 	if seq <= x.pruned {
 		return
 	}
@@ -127,7 +142,8 @@ func (x *Indexer) prune() {
 }
 
 // catchUp applies up to catchUpBatch q/ entries after the index position in one bleve batch
-// and returns how many it applied.
+// and returns how many it applied. The batch is searchable when it returns; its persisted
+// callback advances the durable position.
 func (x *Indexer) catchUp() (int, error) {
 	from := x.ix.Seq() + 1
 	b := x.ix.bi.NewBatch()
@@ -155,12 +171,23 @@ func (x *Indexer) catchUp() (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, last))
+	x.ix.seal(b, last)
 	if err := x.ix.bi.Batch(b); err != nil {
 		return 0, fmt.Errorf("applying index batch up to %d: %w", last, err)
 	}
 	x.ix.setSeq(last)
 	return n, nil
+}
+
+// seal records seq as the position in b (so the documents and the position are persisted
+// together) and has its persist advance the durable position.
+func (ix *Index) seal(b *bleve.Batch, seq uint64) {
+	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, seq))
+	b.SetPersistedCallback(func(err error) {
+		if err == nil {
+			ix.setDurable(seq)
+		}
+	})
 }
 
 // stage adds to b the operation that makes the index reflect row (nil = missing).
@@ -214,7 +241,7 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, head))
+		x.ix.seal(b, head)
 		return x.ix.bi.Batch(b)
 	})
 	if err != nil {
