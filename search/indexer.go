@@ -20,8 +20,6 @@ const (
 	catchUpBatch = 512
 	// rebuildBatch is the number of rows per bleve batch during a rebuild.
 	rebuildBatch = 1000
-	// pruneEvery bounds how many indexed q/ entries wait before they are pruned while busy.
-	pruneEvery = 4096
 )
 
 // Indexer keeps an Index in step with a store's q/ change queue. See the package doc.
@@ -37,9 +35,11 @@ type Indexer struct {
 	// clock.System). Set it before Serve.
 	Clock clock.Clock
 
+	// owned by the pruner goroutine (then by Serve, once it has stopped)
+	pruned uint64 // every q/ entry below pruned+1 is deleted
+	next   uint64 // where the next PruneQueueFrom starts
 	// owned by the Serve goroutine
-	pruned uint64
-	clk    clock.Clock
+	clk clock.Clock
 
 	// idle, if set (tests), is called each time Serve, caught up, starts
 	// waiting for a change.
@@ -70,21 +70,21 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		}
 		x.ix.fresh = false
 	}
-	x.pruned = 0
+	x.pruned, x.next = 0, 0
+	pctx, stopPruner := context.WithCancel(ctx)
+	pruner := make(chan struct{})
+	go func() { defer close(pruner); x.pruneLoop(pctx) }()
+	defer func() { stopPruner(); <-pruner; x.shutdown() }()
 	for {
 		_, changed := x.db.QueueHead() // before reading q/, so no wake-up is lost
 		n, err := x.catchUp()
 		if err != nil {
 			x.log.Error("indexing change queue", "err", err)
 			if clock.Wait(ctx, x.clk, retryPause) != nil {
-				return x.shutdown()
+				return nil
 			}
 			continue
 		}
-		if n > 0 && x.ix.Durable()-x.pruned < pruneEvery {
-			continue
-		}
-		x.prune()
 		if n > 0 {
 			continue
 		}
@@ -93,21 +93,17 @@ func (x *Indexer) Serve(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return x.shutdown()
-		case <-x.ix.persisted: // prune what the persister wrote
-			continue
+			return nil
 		case <-changed:
 		}
-		// Linger so a burst of changes becomes one bleve batch, and so
-		// indexing (a bleve persist with its own fsyncs) does not compete with
-		// the write or the replication that produced the change. A search
+		// Linger so a burst of changes becomes one bleve batch. A search
 		// waiting for read-your-writes cuts the linger short.
 		if x.Linger > 0 {
 			t := x.clk.NewTimer(x.Linger)
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return x.shutdown()
+				return nil
 			case <-t.C():
 			case <-x.ix.hurry:
 				t.Stop()
@@ -116,15 +112,30 @@ func (x *Indexer) Serve(ctx context.Context) error {
 	}
 }
 
+// pruneLoop prunes the change queue each time the index persisted more of it, until ctx
+// ends. It runs beside the indexing loop: a prune (badger transactions, each with its fsync,
+// retried on conflicts with the numberer's position) must never hold up indexing, which the
+// searches wait for.
+func (x *Indexer) pruneLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.ix.persisted:
+		}
+		x.prune()
+	}
+}
+
 // shutdown waits (a few seconds at most) for the persister to write what the index serves and
-// prunes the queue up to it, so a clean stop leaves nothing to re-index.
-func (x *Indexer) shutdown() error {
+// prunes the queue up to it, so a clean stop leaves nothing to re-index. The pruner has
+// stopped.
+func (x *Indexer) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeFlushWait)
 	defer cancel()
 	if err := x.ix.WaitDurable(ctx, x.ix.Seq()); err == nil {
 		x.prune()
 	}
-	return nil
 }
 
 // prune deletes the q/ entries the index has persisted (never those only searchable: a crash
@@ -134,7 +145,9 @@ func (x *Indexer) prune() {
 	if seq <= x.pruned {
 		return
 	}
-	if err := x.db.PruneQueue(seq); err != nil {
+	next, err := x.db.PruneQueueFrom(x.next, seq)
+	x.next = next
+	if err != nil {
 		x.log.Warn("pruning change queue", "err", err)
 		return
 	}
