@@ -61,21 +61,15 @@ type Index struct {
 	closeOnce sync.Once
 }
 
-// persisterNap is the scorch persister's pause between persists.
-const persisterNap = 500 * time.Millisecond
-
 // closeFlushWait bounds how long Close waits for the persister to catch up.
 const closeFlushWait = 10 * time.Second
 
 // scorchConfig is the runtime configuration of the scorch index; tests add to it.
 func scorchConfig(extra map[string]any) map[string]any {
-	cfg := map[string]any{
-		"unsafe_batch": true,
-		// The persister naps between persists, so it writes the batches of a busy
-		// period as one merged segment (one set of fsyncs, less merging) instead of
-		// competing for the disk with the store's commits after every batch.
-		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": persisterNap.Milliseconds()},
-	}
+	// The persister runs without a nap: a nap of 500 ms (one merged persist per busy
+	// period) measured no better under BenchmarkLoad64 (docs/benchmarks/load.md) and
+	// makes every Close wait for it.
+	cfg := map[string]any{"unsafe_batch": true}
 	for k, v := range extra {
 		cfg[k] = v
 	}
