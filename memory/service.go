@@ -282,13 +282,11 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error)
 			ms = append(ms, d.memory())
 			out = append(out, Result{Score: h.Score})
 		}
-		return nil
+		// In the same read transaction: one snapshot for the hits and their numbers.
+		return joinNumbersTxn(txn, ms)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading search hits: %w", err)
-	}
-	if err := s.joinNumbers(ms); err != nil {
-		return nil, err
 	}
 	for i := range out {
 		out[i].Memory = ms[i]
@@ -307,27 +305,29 @@ func (s *Service) joinNumbers(ms []Memory) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	err := s.db.View(func(txn *store.Txn) error {
-		for i := range ms {
-			r, err := txn.GetRow(store.TableMemoryNumbers, ms[i].ID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			var nd numberData
-			if r.Deleted || json.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
-				continue
-			}
-			n := nd.Number
-			ms[i].Number = &n
-			ms[i].EventHash = nd.EventHash
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.db.View(func(txn *store.Txn) error { return joinNumbersTxn(txn, ms) }); err != nil {
 		return fmt.Errorf("reading memory numbers: %w", err)
+	}
+	return nil
+}
+
+// joinNumbersTxn is joinNumbers inside txn.
+func joinNumbersTxn(txn *store.Txn, ms []Memory) error {
+	for i := range ms {
+		r, err := txn.GetRow(store.TableMemoryNumbers, ms[i].ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var nd numberData
+		if r.Deleted || json.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
+			continue
+		}
+		n := nd.Number
+		ms[i].Number = &n
+		ms[i].EventHash = nd.EventHash
 	}
 	return nil
 }

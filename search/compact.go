@@ -28,8 +28,26 @@ func (ix *Index) Compact(ctx context.Context) error {
 	before := segmentFiles(ix.dir)
 	// The merge planner leaves a lone segment alone, deletions and all: a throwaway
 	// document makes a second one, so the merge rewrites both; it is deleted after.
-	if err := ix.bi.Index(compactDoc, map[string]any{}); err != nil {
+	// The merger merges persisted segments only, and batches are persisted in the background
+	// (see Index): wait until the throwaway document, and so every earlier batch, is on disk.
+	b := ix.bi.NewBatch()
+	if err := b.Index(compactDoc, map[string]any{}); err != nil {
 		return fmt.Errorf("compacting the search index: %w", err)
+	}
+	persisted := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { persisted <- err })
+	if err := ix.bi.Batch(b); err != nil {
+		return fmt.Errorf("compacting the search index: %w", err)
+	}
+	select {
+	case err := <-persisted:
+		if err != nil {
+			return fmt.Errorf("compacting the search index: %w", err)
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-ix.closed:
+		return ErrClosed
 	}
 	err = s.ForceMerge(ctx, &mergeplan.SingleSegmentMergePlanOptions)
 	if derr := ix.bi.Delete(compactDoc); err == nil {

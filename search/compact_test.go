@@ -28,6 +28,7 @@ func TestForgottenMemoryLeavesNoTermInTheIndex(t *testing.T) {
 		put(t, env.Writer, store.OpInsert, m)
 	}
 	caughtUp(t, env.DB, ix)
+	persisted(t, ix)
 	first := corpus()[0].ID
 	if got := ids(t, ix, Query{Text: word}); len(got) != 1 || got[0] != first {
 		t.Fatalf("search for the word: %v", got)

@@ -4,11 +4,17 @@
 //
 //  1. Every row change committed to the store queues q/<seq> → <table>/<row_id> in the same
 //     badger transaction (package store).
-//  2. The Indexer reads q/ from the index's recorded position + 1, reads the current row of
-//     each memories entry, and applies index/delete operations together with the new position
-//     (internal key "crow_seq") in ONE bleve batch. Bleve (scorch) returns from Batch once the
-//     batch is persisted, so documents and position are durable together.
-//  3. Only then are q/ entries up to that position pruned from the store.
+//  2. The Indexer reads q/ from the index's position + 1, reads the current row of each
+//     memories entry, and applies index/delete operations together with the new position
+//     (internal key "crow_seq") in ONE bleve batch. Batches are near-real-time (scorch's
+//     unsafe_batch): a batch is searchable once Batch returns, and the persister writes it
+//     in the background. Documents and position are persisted together, in one snapshot.
+//     Index.Seq is what searches see, Index.Durable what is on disk (the batch's persisted
+//     callback). Searches never wait for a persist or its fsync.
+//  3. Only q/ entries up to Durable are pruned from the store, by a pruner beside the
+//     indexing loop (a prune never holds up indexing). A crash before a persist loses only
+//     in-memory segments: the next Open reads the persisted position and the entries after
+//     it are still queued, so they are indexed again.
 //  4. On start, an index whose directory is missing, unreadable, of another mapping version, or
 //     without a recorded position (a rebuild interrupted by a crash) is recreated and rebuilt
 //     from the memories table at a badger snapshot; the position recorded is the snapshot's
@@ -18,5 +24,6 @@
 // after a crash is harmless and no change is skipped.
 //
 // Callers get read-your-writes with Index.WaitFor(ctx, seq), seq being a Row.Seq returned by
-// the store or store.DB.QueueHead.
+// the store or store.DB.QueueHead: it waits for the in-memory introduction of the batch, not
+// for its persist.
 package search

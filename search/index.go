@@ -30,6 +30,13 @@ var (
 var ErrClosed = errors.New("search index closed")
 
 // Index is the bleve index of memories. It is safe for concurrent use.
+//
+// Batches are near-real-time: the scorch index runs with unsafe_batch, so a batch is
+// searchable as soon as it is introduced (in memory) and persisted by scorch's persister in
+// the background. Two positions follow the q/ queue: Seq, what searches see, and Durable,
+// what is on disk (advanced by the batch's persisted callback). The change queue is pruned
+// only up to Durable, so a crash before a persist loses nothing: the next Open reads the
+// persisted position and the Indexer re-indexes from there.
 type Index struct {
 	bi     bleve.Index
 	dir    string
@@ -37,29 +44,57 @@ type Index struct {
 	fresh  bool          // created empty at Open; the Indexer rebuilds it from the table
 	closed chan struct{} // closed by Close
 
-	mu sync.Mutex // guards seq, seqCh and closeOnce's effects on bi
-	// seq is the highest q/ seq durably reflected in the index.
+	mu sync.Mutex // guards seq, durable, seqCh, durableCh
+	// seq is the highest q/ seq reflected in the index (searchable, maybe not yet persisted).
 	seq uint64
-	// seqCh is closed (and replaced) when seq advances.
-	seqCh chan struct{}
+	// durable is the highest q/ seq persisted in the index (≤ seq).
+	durable uint64
+	// seqCh is closed (and replaced) when seq advances; durableCh when durable does (so a
+	// persist does not wake the searches waiting for read-your-writes).
+	seqCh, durableCh chan struct{}
 	// hurry (capacity 1) tells a lingering Indexer that a search waits.
 	hurry chan struct{}
 	// noSpace is set while the Indexer is paused for a full disk: WaitFor does not wait
 	// for changes it cannot index (a search answers from the index as it is).
 	noSpace bool
+	// persisted (capacity 1) tells the Indexer that durable advanced (it prunes the queue).
+	persisted chan struct{}
 
+	cfg       map[string]any // scorch runtime configuration
 	closeOnce sync.Once
+}
+
+// closeFlushWait bounds how long Close waits for the persister to catch up.
+const closeFlushWait = 10 * time.Second
+
+// scorchConfig is the runtime configuration of the scorch index; tests add to it.
+func scorchConfig(extra map[string]any) map[string]any {
+	// The persister runs without a nap: a nap of 500 ms (one merged persist per busy
+	// period) measured no better under BenchmarkLoad64 (docs/benchmarks/load.md) and
+	// makes every Close wait for it.
+	cfg := map[string]any{"unsafe_batch": true}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
 }
 
 // Open opens the index in dir, creating it if missing. An index that cannot be opened, has
 // another mapping version or no recorded position is removed and recreated empty (marked for
 // rebuild by the Indexer). logger may be nil.
 func Open(dir string, logger *slog.Logger) (*Index, error) {
+	return open(dir, logger, nil)
+}
+
+// open is Open with extra scorch configuration (tests).
+func open(dir string, logger *slog.Logger, extra map[string]any) (*Index, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	ix := &Index{dir: dir, log: logger.With("component", "search"), closed: make(chan struct{}), seqCh: make(chan struct{}), hurry: make(chan struct{}, 1)}
-	bi, err := bleve.Open(dir)
+	ix := &Index{dir: dir, log: logger.With("component", "search"), closed: make(chan struct{}),
+		seqCh: make(chan struct{}), durableCh: make(chan struct{}), hurry: make(chan struct{}, 1), persisted: make(chan struct{}, 1),
+		cfg: scorchConfig(extra)}
+	bi, err := bleve.OpenUsing(dir, ix.cfg)
 	switch {
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 		return ix.create()
@@ -81,6 +116,7 @@ func Open(dir string, logger *slog.Logger) (*Index, error) {
 		return ix.recreate()
 	}
 	ix.seq = binary.BigEndian.Uint64(sb)
+	ix.durable = ix.seq
 	return ix, nil
 }
 
@@ -92,11 +128,22 @@ func (ix *Index) recreate() (*Index, error) {
 }
 
 func (ix *Index) create() (*Index, error) {
-	bi, err := bleve.New(ix.dir, newMapping())
+	bi, err := bleve.NewUsing(ix.dir, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, ix.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating search index in %s: %w", ix.dir, err)
 	}
-	if err := bi.SetInternal(keyMapping, []byte(mappingVersion)); err != nil {
+	// bleve wrote its mapping in a batch of its own, persisted in the background: this one,
+	// persisted after it, is waited for, so the new index is on disk whole (a crash later
+	// finds it without a position and rebuilds it).
+	b := bi.NewBatch()
+	b.SetInternal(keyMapping, []byte(mappingVersion))
+	persisted := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { persisted <- err })
+	err = bi.Batch(b)
+	if err == nil {
+		err = <-persisted
+	}
+	if err != nil {
 		bi.Close()
 		return nil, fmt.Errorf("creating search index in %s: %w", ix.dir, err)
 	}
@@ -136,10 +183,17 @@ func newMapping() mapping.IndexMapping {
 	return im
 }
 
-// Close closes the index. Stop the Indexer first.
+// Close closes the index. Stop the Indexer first. It waits (a few seconds at most) for the
+// persister to write what searches already see, so a clean stop does not re-index at the
+// next start; what it could not persist is re-indexed from the change queue then.
 func (ix *Index) Close() error {
 	var err error
 	ix.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeFlushWait)
+		if werr := ix.WaitDurable(ctx, ix.Seq()); werr != nil {
+			ix.log.Warn("closing search index before its last changes were persisted; they are re-indexed at the next start", "err", werr)
+		}
+		cancel()
 		close(ix.closed)
 		err = ix.bi.Close()
 	})
@@ -149,11 +203,20 @@ func (ix *Index) Close() error {
 	return nil
 }
 
-// Seq returns the highest q/ seq durably reflected in the index.
+// Seq returns the highest q/ seq reflected in the index: every change up to it is
+// searchable (it may not be persisted yet, see Durable).
 func (ix *Index) Seq() uint64 {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.seq
+}
+
+// Durable returns the highest q/ seq persisted in the index: after a crash the index
+// reopens at least there.
+func (ix *Index) Durable() uint64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.durable
 }
 
 func (ix *Index) setSeq(seq uint64) {
@@ -183,9 +246,45 @@ func (ix *Index) setNoSpace(v bool) {
 	}
 }
 
-// WaitFor blocks until the index reflects every change up to seq, ctx ends or the index is
-// closed. While the Indexer is paused for a full disk it returns at once (the index lags
-// until space returns).
+// setDurable records that the index persisted every change up to seq (scorch's persisted
+// callback, on the persister's goroutine).
+func (ix *Index) setDurable(seq uint64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if seq > ix.durable {
+		ix.durable = seq
+		close(ix.durableCh)
+		ix.durableCh = make(chan struct{})
+		select {
+		case ix.persisted <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// WaitDurable blocks until the index has persisted every change up to seq, ctx ends or the
+// index is closed.
+func (ix *Index) WaitDurable(ctx context.Context, seq uint64) error {
+	for {
+		ix.mu.Lock()
+		cur, ch := ix.durable, ix.durableCh
+		ix.mu.Unlock()
+		if cur >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for search index to persist %d (at %d): %w", seq, cur, ctx.Err())
+		case <-ix.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// WaitFor blocks until the index reflects (makes searchable) every change up to seq, ctx ends
+// or the index is closed. It does not wait for a persist. While the Indexer is paused for a
+// full disk it returns at once (the index lags until space returns).
 func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
 	for {
 		ix.mu.Lock()

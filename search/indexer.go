@@ -20,8 +20,6 @@ const (
 	catchUpBatch = 512
 	// rebuildBatch is the number of rows per bleve batch during a rebuild.
 	rebuildBatch = 1000
-	// pruneEvery bounds how many indexed q/ entries wait before they are pruned while busy.
-	pruneEvery = 4096
 )
 
 // Indexer keeps an Index in step with a store's q/ change queue. See the package doc.
@@ -37,9 +35,11 @@ type Indexer struct {
 	// clock.System). Set it before Serve.
 	Clock clock.Clock
 
+	// owned by the pruner goroutine (then by Serve, once it has stopped)
+	pruned uint64 // every q/ entry below pruned+1 is deleted
+	next   uint64 // where the next PruneQueueFrom starts
 	// owned by the Serve goroutine
-	pruned uint64
-	clk    clock.Clock
+	clk clock.Clock
 
 	// SpaceCheck, if set (the store's DB.CheckSpace), is called before each bleve batch.
 	// While it fails the indexer writes nothing to the index and retries every
@@ -105,7 +105,11 @@ func (x *Indexer) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	x.pruned = 0
+	x.pruned, x.next = 0, 0
+	pctx, stopPruner := context.WithCancel(ctx)
+	pruner := make(chan struct{})
+	go func() { defer close(pruner); x.pruneLoop(pctx) }()
+	defer func() { stopPruner(); <-pruner; x.shutdown() }()
 	for {
 		_, changed := x.db.QueueHead() // before reading q/, so no wake-up is lost
 		n, err := x.catchUp()
@@ -126,10 +130,6 @@ func (x *Indexer) Serve(ctx context.Context) error {
 			}
 			continue
 		}
-		if n > 0 && x.ix.Seq()-x.pruned < pruneEvery {
-			continue
-		}
-		x.prune()
 		if n > 0 {
 			continue
 		}
@@ -141,9 +141,7 @@ func (x *Indexer) Serve(ctx context.Context) error {
 			return nil
 		case <-changed:
 		}
-		// Linger so a burst of changes becomes one bleve batch, and so
-		// indexing (a bleve persist with its own fsyncs) does not compete with
-		// the write or the replication that produced the change. A search
+		// Linger so a burst of changes becomes one bleve batch. A search
 		// waiting for read-your-writes cuts the linger short.
 		if x.Linger > 0 {
 			t := x.clk.NewTimer(x.Linger)
@@ -159,12 +157,42 @@ func (x *Indexer) Serve(ctx context.Context) error {
 	}
 }
 
+// pruneLoop prunes the change queue each time the index persisted more of it, until ctx
+// ends. It runs beside the indexing loop: a prune (badger transactions, each with its fsync,
+// retried on conflicts with the numberer's position) must never hold up indexing, which the
+// searches wait for.
+func (x *Indexer) pruneLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.ix.persisted:
+		}
+		x.prune()
+	}
+}
+
+// shutdown waits (a few seconds at most) for the persister to write what the index serves and
+// prunes the queue up to it, so a clean stop leaves nothing to re-index. The pruner has
+// stopped.
+func (x *Indexer) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlushWait)
+	defer cancel()
+	if err := x.ix.WaitDurable(ctx, x.ix.Seq()); err == nil {
+		x.prune()
+	}
+}
+
+// prune deletes the q/ entries the index has persisted (never those only searchable: a crash
+// before the persist re-indexes them).
 func (x *Indexer) prune() {
-	seq := x.ix.Seq()
+	seq := x.ix.Durable()
 	if seq <= x.pruned {
 		return
 	}
-	if err := x.db.PruneQueue(seq); err != nil {
+	next, err := x.db.PruneQueueFrom(x.next, seq)
+	x.next = next
+	if err != nil {
 		x.log.Warn("pruning change queue", "err", err)
 		return
 	}
@@ -172,7 +200,8 @@ func (x *Indexer) prune() {
 }
 
 // catchUp applies up to catchUpBatch q/ entries after the index position in one bleve batch
-// and returns how many it applied.
+// and returns how many it applied. The batch is searchable when it returns; its persisted
+// callback advances the durable position.
 func (x *Indexer) catchUp() (int, error) {
 	from := x.ix.Seq() + 1
 	b := x.ix.bi.NewBatch()
@@ -200,15 +229,26 @@ func (x *Indexer) catchUp() (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, last))
 	if err := x.checkSpace(); err != nil {
 		return 0, err
 	}
+	x.ix.seal(b, last)
 	if err := x.ix.bi.Batch(b); err != nil {
 		return 0, fmt.Errorf("applying index batch up to %d: %w", last, err)
 	}
 	x.ix.setSeq(last)
 	return n, nil
+}
+
+// seal records seq as the position in b (so the documents and the position are persisted
+// together) and has its persist advance the durable position.
+func (ix *Index) seal(b *bleve.Batch, seq uint64) {
+	b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, seq))
+	b.SetPersistedCallback(func(err error) {
+		if err == nil {
+			ix.setDurable(seq)
+		}
+	})
 }
 
 // stage adds to b the operation that makes the index reflect row (nil = missing).
@@ -265,10 +305,10 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, head))
 		if err := x.checkSpace(); err != nil {
 			return err
 		}
+		x.ix.seal(b, head)
 		return x.ix.bi.Batch(b)
 	})
 	if err != nil {

@@ -81,6 +81,16 @@ func caughtUp(t *testing.T, db *store.DB, ix *Index) {
 	}
 }
 
+// persisted waits until the index has persisted what it serves.
+func persisted(t *testing.T, ix *Index) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ix.WaitDurable(ctx, ix.Seq()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func ids(t *testing.T, ix *Index, q Query) []string {
 	t.Helper()
 	hits, err := ix.Search(context.Background(), q)

@@ -74,28 +74,42 @@ const pruneChunk = 1000
 // and it is re-run with the new floor. So once SetConsumerPos has returned, no entry above
 // that position is deleted.
 func (db *DB) PruneQueue(upto uint64) error {
+	_, err := db.PruneQueueFrom(0, upto)
+	return err
+}
+
+// PruneQueueFrom is PruneQueue for a caller that knows every q/ entry below from is
+// already deleted (the next it returned last time): the deletion starts there instead of at
+// the queue's first key, so it does not walk the tombstones of earlier prunes (which badger
+// keeps until a compaction) again and again. It returns where the next call may start: every
+// entry below it is deleted.
+func (db *DB) PruneQueueFrom(from, upto uint64) (next uint64, err error) {
+	next = from
 	for {
 		var n int
+		var last uint64
 		_, err := db.update(context.Background(), func(txn *Txn) error {
 			var err error
-			n, err = pruneQueueChunk(txn.txn, upto)
+			n, last, err = pruneQueueChunk(txn.txn, next, upto)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("pruning queue up to %d: %w", upto, err)
+			return next, fmt.Errorf("pruning queue up to %d: %w", upto, err)
 		}
 		if n < pruneChunk {
-			return nil
+			return max(next, last), nil
 		}
+		next = last
 	}
 }
 
-// pruneQueueChunk deletes up to pruneChunk q/ entries with seq ≤ min(upto, consumer floor)
-// in txn and returns how many it deleted.
-func pruneQueueChunk(txn *badger.Txn, upto uint64) (int, error) {
+// pruneQueueChunk deletes up to pruneChunk q/ entries with from ≤ seq ≤ min(upto, consumer
+// floor) in txn and returns how many it deleted and the seq after the last one it covered:
+// with fewer than pruneChunk deletions, every entry below that seq is deleted.
+func pruneQueueChunk(txn *badger.Txn, from, upto uint64) (int, uint64, error) {
 	floor, ok, err := consumersFloorTxn(txn)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if ok {
 		upto = min(upto, floor)
@@ -105,7 +119,7 @@ func pruneQueueChunk(txn *badger.Txn, upto uint64) (int, error) {
 	io.Prefix = prefixQueue
 	io.PrefetchValues = false
 	it := txn.NewIterator(io)
-	for it.Rewind(); it.Valid() && len(keys) < pruneChunk; it.Next() {
+	for it.Seek(queueKey(from)); it.Valid() && len(keys) < pruneChunk; it.Next() {
 		k := it.Item().KeyCopy(nil)
 		if binary.BigEndian.Uint64(k[len(prefixQueue):]) > upto {
 			break
@@ -115,8 +129,11 @@ func pruneQueueChunk(txn *badger.Txn, upto uint64) (int, error) {
 	it.Close()
 	for _, k := range keys {
 		if err := txn.Delete(k); err != nil {
-			return 0, fmt.Errorf("deleting %x: %w", k, txnErr(err))
+			return 0, 0, fmt.Errorf("deleting %x: %w", k, txnErr(err))
 		}
 	}
-	return len(keys), nil
+	if len(keys) == pruneChunk {
+		return len(keys), binary.BigEndian.Uint64(keys[len(keys)-1][len(prefixQueue):]) + 1, nil
+	}
+	return len(keys), max(from, upto+1), nil
 }

@@ -215,3 +215,38 @@ func TestRegisterWhilePruning(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 }
+
+// TestPruneQueueFrom: each call starts where the last one said every entry below is
+// deleted, clamped to the consumers as PruneQueue is, across chunks of pruneChunk.
+func TestPruneQueueFrom(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	putRows(t, db, pruneChunk+20)
+	if err := db.SetConsumerPos("numbers", pruneChunk+5); err != nil {
+		t.Fatal(err)
+	}
+	step := func(from, upto, wantNext uint64, wantFirst uint64) uint64 {
+		t.Helper()
+		next, err := db.PruneQueueFrom(from, upto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next != wantNext {
+			t.Fatalf("PruneQueueFrom(%d, %d) = %d, want %d", from, upto, next, wantNext)
+		}
+		if got := queueSeqs(t, db); len(got) == 0 || got[0] != wantFirst || got[len(got)-1] != pruneChunk+20 {
+			t.Fatalf("after PruneQueueFrom(%d, %d): queue from %v", from, upto, got[:min(3, len(got))])
+		}
+		return next
+	}
+	next := step(0, 5, 6, 6)
+	next = step(next, 5, 6, 6)                                   // nothing new
+	next = step(next, pruneChunk+10, pruneChunk+6, pruneChunk+6) // two chunks, clamped to the consumer
+	if err := db.SetConsumerPos("numbers", pruneChunk+20); err != nil {
+		t.Fatal(err)
+	}
+	next = step(next, pruneChunk+10, pruneChunk+11, pruneChunk+11)
+	if next, err := db.PruneQueueFrom(next, pruneChunk+20); err != nil || next != pruneChunk+21 || len(queueSeqs(t, db)) != 0 {
+		t.Fatalf("pruning the rest: next %d err %v queue %v", next, err, queueSeqs(t, db))
+	}
+}
