@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,10 +58,20 @@ func TestPageOutMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	val := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("%07d", i)), 1000) } // 7 KB: value log
-	for i := 0; i < 4000; i += 100 {
+	// 70 KB of incompressible bytes: above the value threshold (64 KiB), so
+	// in the value log, and not shrunk by the tables' compression.
+	val := func(i int) []byte {
+		b := make([]byte, 70_000)
+		r := rand.New(rand.NewPCG(uint64(i), 1))
+		for k := 0; k < len(b); k += 8 {
+			binary.LittleEndian.PutUint64(b[k:], r.Uint64())
+		}
+		return b
+	}
+	const n = 400 // 28 MB
+	for i := 0; i < n; i += 20 {
 		err := db.Update(context.Background(), func(txn *Txn) error {
-			for j := i; j < i+100; j++ {
+			for j := i; j < i+20; j++ {
 				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), val(j)); err != nil {
 					return err
 				}
@@ -85,7 +97,7 @@ func TestPageOutMapped(t *testing.T) {
 		t.Fatalf("%d KiB still resident of %d", after, before)
 	}
 	err = db.View(func(txn *Txn) error {
-		for i := 0; i < 4000; i++ {
+		for i := 0; i < n; i++ {
 			v, _, err := txn.Get([]byte(fmt.Sprintf("x/%07d", i)))
 			if err != nil {
 				return err
