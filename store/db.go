@@ -76,7 +76,7 @@ type DB struct {
 
 // Open opens (creating if needed) the badger database in dir, tuned for a small footprint:
 // 16 MiB memtables, small caches, two compactors, values up to 64 KiB in the LSM tree
-// (uncompressed, so byte scans see every copy), larger ones in 4 MiB value log files, and SyncWrites so every commit
+// (Snappy, whose literals byte scans still see), larger ones in 4 MiB value log files, and SyncWrites so every commit
 // is fsynced. See docs/benchmarks/disk.md for the sizes this gives.
 //
 // Why those sizes: the feed rewrites its last chunk of 16 entries at every append, so most
@@ -149,10 +149,11 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumLevelZeroTablesStall(8).
 		WithBaseTableSize(2 << 20).
 		WithValueThreshold(64 << 10).
-		// No compression: what a forget erased is checked by scanning the
-		// files' bytes (forget's tests, e2e, an operator's grep), and a
-		// compressed table would hide a copy from every scan.
-		WithCompression(options.None).
+		// Snappy (badger's default), not ZSTD: what a forget erased is
+		// checked by scanning the files' bytes (forget's tests, e2e, an
+		// operator's grep). Snappy keeps literals as they are; ZSTD's
+		// entropy coding hid a copy from the scan.
+		WithCompression(options.Snappy).
 		WithValueLogFileSize(valueLogFileSize).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(4 << 20).
