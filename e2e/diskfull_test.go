@@ -167,7 +167,7 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]string{} // every write answered 2xx, on either instance
 	refused := 0                 // client writes answered 507 or the tool error (home only)
-	var homeAcked []string // written on home itself: readable there whatever replication does
+	var homeAcked []string       // written on home itself: readable there whatever replication does
 	write := func(d *Daemon, content string) error {
 		m, err := Call(d, app.MemoryCreate, app.MemoryCreateIn{Content: content})
 		mu.Lock()
