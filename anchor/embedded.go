@@ -192,6 +192,11 @@ func startEmbedded(dir string, stack *node.Node, key *ecdsa.PrivateKey, st *chai
 
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
+	// The beacon's on-demand loop subscribes to the pool in a goroutine of
+	// its own: a deployment sent before it subscribed is never sealed. While
+	// this function works, a transaction left executable for two ticks in a
+	// row is sealed here (once the loop runs, it seals within milliseconds).
+	go nudgeBeacon(ctx, backend, beacon, log)
 	ec := ethclient.NewClient(stack.Attach())
 	chainID := backend.BlockChain().Config().ChainID
 	if bal, err := ec.BalanceAt(ctx, account, nil); err != nil {
@@ -220,6 +225,30 @@ func startEmbedded(dir string, stack *node.Node, key *ecdsa.PrivateKey, st *chai
 	head := backend.BlockChain().CurrentBlock().Number.Uint64()
 	log.Info("embedded chain open", "dir", dir, "chain_id", chainID.Uint64(), "contract", addr.Hex(), "account", account.Hex(), "head", head, "rpc", info.RPCURL)
 	return &Embedded{client: c, dir: dir, stack: stack}, nil
+}
+
+// nudgeBeacon seals a block when a transaction stayed executable in the pool
+// for two ticks of 1 s in a row, until ctx ends (startEmbedded's work).
+func nudgeBeacon(ctx context.Context, backend *eth.Ethereum, beacon *catalyst.SimulatedBeacon, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	stuck := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if executable, _ := backend.TxPool().Stats(); executable == 0 {
+			stuck = 0
+			continue
+		}
+		if stuck++; stuck >= 2 {
+			log.Info("sealing a block for a transaction the dev beacon missed at start")
+			beacon.Commit()
+			stuck = 0
+		}
+	}
 }
 
 // genesisFor returns the genesis to create the chain with, or nil when dir
