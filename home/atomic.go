@@ -106,3 +106,44 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// AtomicFile is AtomicWrite for content written as a stream (an export, a
+// backup): it is written under a temporary name beside path, and Commit
+// fsyncs it, renames it over path and fsyncs the directory. Until Commit,
+// path is untouched; Abort removes the temporary file.
+type AtomicFile struct {
+	*os.File
+	path string
+}
+
+// CreateAtomic starts an AtomicFile for path.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return &AtomicFile{File: f, path: path}, nil
+}
+
+// Commit puts the written content in place of path.
+func (f *AtomicFile) Commit() error {
+	err := f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	return syncDir(filepath.Dir(f.path))
+}
+
+// Abort drops the temporary file; path is untouched. After Commit it is a
+// no-op.
+func (f *AtomicFile) Abort() {
+	_ = f.Close()
+	_ = os.Remove(f.Name())
+}

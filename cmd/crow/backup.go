@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -65,11 +64,11 @@ func runBackup(ctx context.Context, g *globals, args []string) error {
 	}
 	defer snap.Close()
 
-	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".tmp-*")
+	tmp, err := home.CreateAtomic(*out)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", *out, err)
 	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	defer tmp.Abort() // after the commit, a no-op
 	var w io.Writer = tmp
 	bar := newBytesBar(g.stderr, -1, "backing up", g.json)
 	if bar != nil {
@@ -78,13 +77,7 @@ func runBackup(ctx context.Context, g *globals, args []string) error {
 	written := &countingWriter{w: w}
 	st, err := writeArchive(written, pass, contents, snap)
 	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), *out)
+		err = tmp.Commit()
 	}
 	if bar != nil {
 		bar.Finish()

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/memory/exchange"
 )
@@ -48,11 +48,11 @@ func runMemoryExport(ctx context.Context, g *globals, args []string) error {
 	}
 	w, commit, abort := io.Writer(g.stdout), func() error { return nil }, func() {}
 	if *out != "" {
-		f, err := createAtomic(*out)
+		f, err := home.CreateAtomic(*out)
 		if err != nil {
 			return err
 		}
-		w, commit, abort = f, f.commit, f.abort
+		w, commit, abort = f, f.Commit, f.Abort
 	}
 	n, err := exportTo(ctx, g, c, w, *project)
 	if err != nil {
@@ -215,40 +215,4 @@ func newExchangeBar(g *globals, total int, what string) *progressbar.ProgressBar
 	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(what), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("memories"), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-}
-
-// atomicFile is a file written under a temporary name and renamed over its own on commit,
-// so a failed export never leaves a cut file behind.
-type atomicFile struct {
-	*os.File
-	path string
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("creating %s: %w", path, err)
-	}
-	return &atomicFile{File: f, path: path}, nil
-}
-
-func (f *atomicFile) commit() error {
-	if err := f.Sync(); err != nil {
-		f.abort()
-		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	if err := os.Rename(f.Name(), f.path); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	return nil
-}
-
-func (f *atomicFile) abort() {
-	_ = f.Close()
-	_ = os.Remove(f.Name())
 }
