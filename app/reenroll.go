@@ -8,7 +8,7 @@ import (
 
 // ReenrollIn is the input of instance.reenroll.
 type ReenrollIn struct {
-	Invite string `json:"invite" required:"true" minlen:"1" maxlen:"2048" desc:"An invite made on home for this instance's name (crow instance invite --name NAME): the crowinv1. line."`
+	Invite string `json:"invite,omitempty" maxlen:"2048" desc:"An invite made on home for this instance's name (crow instance invite --name NAME): the crowinv1. line. Omitted on an instance that holds the master seed (crow init --import), which certifies its new identity itself."`
 }
 
 // OwnFork is sync.status's report of this instance's own feed forked.
@@ -24,7 +24,7 @@ var InstanceReenroll = define(&Def[ReenrollIn, reenroll.Started]{
 		Summary: "Give this forked copy (a restored or cloned $CROW_HOME) a new identity by invite and replay its fork-branch writes",
 		Description: "Recover an instance whose own feed forked (it runs from a restored or cloned copy of its data, so it " +
 			"refuses local writes): with an invite made on home (crow instance invite --name NAME) it takes a new instance " +
-			"id and key certified by home, restarts under them, and replays the writes it made on the fork branch as new " +
+			"id and key certified by home (an instance holding the master seed needs no invite: it certifies itself), restarts under them, and replays the writes it made on the fork branch as new " +
 			"writes (nothing lost, nothing duplicated); the old feed stays a read-only replica. Returns {old_instance_id, " +
 			"new_instance_id, fork_length, peer_length, message}. Refused (conflict) when the feed has not forked.",
 		NoRoute: true},

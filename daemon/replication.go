@@ -102,6 +102,11 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	// replication starts (then its genuine branch replicates from peers).
 	d.reenroll = reenroll.New(reenroll.Config{
 		Self: d.h.InstanceID, Home: d.h, DB: d.db, Own: d.own, Reps: d.reps, Writer: d.writer, Join: joinHome,
+		Reapply: func() { d.applier.Notify() },
+		HomeOf: func() (string, string, error) {
+			in, err := d.reg.Home()
+			return in.ID, in.GatewayURL, err
+		},
 		Restart: d.requestRestart, Clock: d.clk, Logger: d.log,
 	})
 	if err := d.reenroll.Archive(context.Background()); err != nil {

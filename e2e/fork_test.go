@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -182,4 +183,106 @@ func TestRestoredCopyForksThenReenrolls(t *testing.T) {
 	after := addMemories(t, s, "after reenroll", 1)
 	want = append(want, after...)
 	Eventually(t, syncTimeout, "home to hold the new write", func() bool { return holdsOnce(t, home, want, 9) })
+}
+
+// memoryContent is d's live content of memory id ("" if unreadable).
+func memoryContent(d *Daemon, id string) string {
+	m, err := Call(d, app.MemoryGet, app.MemoryID{ID: id})
+	if err != nil {
+		return ""
+	}
+	return m.Content
+}
+
+// rowConflicts is d's conflict records of memory id.
+func rowConflicts(d *Daemon, id string) []string {
+	page, err := Call(d, app.ConflictsList, app.ConflictListIn{Table: "memories", RowID: id})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range page.Conflicts {
+		var w, l memory.Memory
+		_ = json.Unmarshal(c.WinningData, &w)
+		_ = json.Unmarshal(c.LosingData, &l)
+		out = append(out, c.ID+" "+w.Content+" > "+l.Content)
+	}
+	return out
+}
+
+// A restored copy of a satellite that holds the seed (init --import)
+// reenrolls with no invite (it certifies its new id itself), and a memory
+// edited on both branches is not lost: home and the copy hold the same live
+// version and the same conflict record, whose loser is the other edit.
+func TestSeedHolderCopyReenrollsKeepingBothEdits(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	s := ImportDaemon(t, "spare", home)
+	s.Start()
+	home.MustCLI("instance", "add", s.URL())
+	Enrolled(t, home, s)
+	oldID := s.instanceID()
+
+	shared := Must(s, app.MemoryCreate, app.MemoryCreateIn{Content: "shared before the backup", Project: "fork"}).ID
+	common := addMemories(t, s, "common", 1)
+	Eventually(t, syncTimeout, "home to hold the common writes", func() bool {
+		return memoryContent(home, shared) == "shared before the backup" && holdsOnce(t, home, common, 2)
+	})
+	s.Stop()
+	backup := filepath.Join(t.TempDir(), "backup")
+	copyDir(t, s.Home, backup)
+	s.Start()
+	genuineEdit := "shared, edited on the genuine branch"
+	Must(s, app.MemoryUpdate, app.MemoryUpdateIn{ID: shared, Content: &genuineEdit})
+	genuine := addMemories(t, s, "genuine", 2)
+	Eventually(t, syncTimeout, "home to hold the genuine writes", func() bool {
+		return memoryContent(home, shared) == genuineEdit && holdsOnce(t, home, append(common, genuine...), 4)
+	})
+	s.Stop()
+
+	home.Stop()
+	copyDir(t, backup, s.Home)
+	s.Start()
+	forkEdit := "shared, edited on the fork branch"
+	Must(s, app.MemoryUpdate, app.MemoryUpdateIn{ID: shared, Content: &forkEdit})
+	forkWrites := addMemories(t, s, "fork branch", 2)
+	home.Start()
+	Eventually(t, syncTimeout, "the restored copy to know its feed forked", func() bool {
+		st, err := Call(s, app.SyncStatusOp, app.NoInput{})
+		return err == nil && st.Forked != nil
+	})
+
+	// An invite is refused where the seed is: it certifies itself.
+	if _, errOut, err := s.CLI("instance", "reenroll", "--join", Invite(home, "spare")); err == nil || !strings.Contains(errOut, "without an invite") {
+		t.Fatalf("reenroll of a seed holder with an invite: %v %q", err, errOut)
+	}
+	if out := s.MustCLI("instance", "reenroll"); !strings.Contains(out, "reenrolled") {
+		t.Fatalf("reenroll: %s", out)
+	}
+	Eventually(t, syncTimeout, "the copy to restart under a new id", func() bool {
+		h, err := Call(s, app.InstanceHealth, app.HealthIn{})
+		return err == nil && h.InstanceID != "" && h.InstanceID != oldID
+	})
+	Enrolled(t, home, s)
+
+	others := append(append(append([]string{}, common...), genuine...), forkWrites...)
+	for _, d := range []*Daemon{home, s} {
+		Eventually(t, syncTimeout, d.Name+" to hold both branches once", func() bool { return holdsOnce(t, d, others, len(others)+1) })
+	}
+	// The same live version and the same record on both, holding both edits.
+	var live string
+	var recs []string
+	Eventually(t, syncTimeout, "home and the copy to agree on the shared memory's conflict", func() bool {
+		live = memoryContent(home, shared)
+		recs = rowConflicts(home, shared)
+		return live != "" && live == memoryContent(s, shared) && len(recs) == 1 &&
+			strings.Join(recs, "|") == strings.Join(rowConflicts(s, shared), "|")
+	})
+	if want := forkEdit + " > " + genuineEdit; !strings.HasSuffix(recs[0], want) && !strings.HasSuffix(recs[0], genuineEdit+" > "+forkEdit) {
+		t.Fatalf("the conflict record of the memory edited on both branches: %q (live %q)", recs[0], live)
+	}
+	if !strings.Contains(recs[0], live+" > ") {
+		t.Fatalf("the record's winner is not the live version: %q (live %q)", recs[0], live)
+	}
+	t.Logf("figure: the memory edited on both branches: live %q; record %s", live, recs[0])
 }

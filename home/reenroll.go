@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 )
 
 // ErrReenrollSeed is returned by Reenroll for a directory that holds the
@@ -53,6 +55,60 @@ func (h *Home) Reenroll(j Joined) error {
 		{h.JoinFile(), append(join, '\n')},
 		{h.InstanceIDFile(), []byte(j.InstanceID + "\n")},
 	}
+	for _, f := range files {
+		if err := AtomicWrite(f.path, f.data, 0o600); err != nil {
+			return fmt.Errorf("reenroll: writing %s: %w", f.path, err)
+		}
+	}
+	return nil
+}
+
+// ErrReenrollHome is returned by ReenrollSeed for the home instance: its id
+// is the one the registry's home record names, so a forked home is
+// recovered by promoting another seed holder, not by a new id.
+var ErrReenrollHome = errors.New("this instance is home: a forked home is not reenrolled; " +
+	"restore home with `crow init --name NAME --import FILE` in an empty directory, start it, and run `crow instance promote --force` there")
+
+// ReenrollSeed rewrites a seed-holding satellite's directory (one made by
+// `crow init --import`) for the new instance id newID: its key is the one
+// the seed derives for newID and its certificate is issued by the seed's
+// root key, so no invite is needed. e is the enrollment the next start
+// completes (home's URL: it registers home and is registered back). Each
+// file atomically: certificate, identity.pub (when the identity is locked),
+// join.json and, last, instance-id; the seed, api-key, instance.json and
+// config.toml are kept. The seed must be at hand (Decrypt on a locked
+// identity). The daemon serving the directory must restart.
+func (h *Home) ReenrollSeed(newID string, e Enrollment, now time.Time) error {
+	if !h.HasSeed() {
+		return ErrNoSeed
+	}
+	if h.Role == RoleHome {
+		return ErrReenrollHome
+	}
+	if newID == h.InstanceID {
+		return errors.New("reenroll: the new instance id is the current one")
+	}
+	if e.HomeURL == "" {
+		return errors.New("reenroll: home's gateway URL is not known here (register home first: crow instance add URL)")
+	}
+	seed := h.Seed()
+	cert, err := issueCertificate(seed, newID, h.Name, h.Role, now)
+	if err != nil {
+		return err
+	}
+	join, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", JoinName, err)
+	}
+	files := []layoutFile{{h.CertificateFile(), certificateText(cert)}}
+	if _, err := os.Stat(h.PublicFile()); err == nil {
+		pubText, err := encodePublic(publicOf(seed, newID))
+		if err != nil {
+			return err
+		}
+		files = append(files, layoutFile{h.PublicFile(), pubText})
+	}
+	files = append(files, layoutFile{h.JoinFile(), append(join, '\n')}, layoutFile{h.InstanceIDFile(), []byte(newID + "\n")})
 	for _, f := range files {
 		if err := AtomicWrite(f.path, f.data, 0o600); err != nil {
 			return fmt.Errorf("reenroll: writing %s: %w", f.path, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/sync/apply"
 )
 
 // Errors of Start.
@@ -47,11 +48,17 @@ type Config struct {
 	Reps   *feed.Replicas
 	Writer *store.Writer
 	Join   Joiner
+	// HomeOf returns home's instance id and gateway URL from the registry:
+	// a seed holder's reenrollment needs no invite, only where home is.
+	HomeOf func() (id, url string, err error)
 	// Restart asks the daemon to stop and start again on Home (which Start
 	// has rewritten for the new identity).
 	Restart func()
 	Clock   clock.Clock
 	Logger  *slog.Logger
+	// Reapply, if set, wakes the applier after the replay moved the old
+	// feed's checkpoint back (rows edited on both branches).
+	Reapply func()
 	// Poll is how often the Replayer looks at the old feed (default 1s).
 	Poll time.Duration
 }
@@ -169,9 +176,6 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 	if fe == nil {
 		return Started{}, ErrNotForked
 	}
-	if m.cfg.Home.HasSeed() {
-		return Started{}, home.ErrReenrollSeed
-	}
 	m.mu.Lock()
 	if m.busy {
 		m.mu.Unlock()
@@ -188,6 +192,17 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 		}
 	}()
 	h := m.cfg.Home
+	if h.HasSeed() {
+		if strings.TrimSpace(invite) != "" {
+			return Started{}, fmt.Errorf("%w: this instance holds the master seed, so it certifies its new identity itself: run it without an invite", ErrBadInvite)
+		}
+		st, err := m.startSeed(ctx, fe)
+		ok = err == nil
+		return st, err
+	}
+	if strings.TrimSpace(invite) == "" {
+		return Started{}, fmt.Errorf("%w: make one on home (crow instance invite --name %s) and pass it with --join", ErrBadInvite, h.Name)
+	}
 	inv, err := member.ParseInvite(strings.TrimSpace(invite), m.cfg.Clock.Now())
 	switch {
 	case errors.Is(err, member.ErrExpired):
@@ -216,13 +231,7 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 	if err := member.VerifyJoinAnswer(inv, req, ans); err != nil {
 		return Started{}, fmt.Errorf("%w: the answer from %s is not home's: %v", ErrRefused, inv.GatewayURL, err)
 	}
-	ev, _ := fe.MarshalBinary()
-	oldKey := m.cfg.Own.Key()
-	job := Job{
-		Phase: PhaseEnrolled, OldInstanceID: h.InstanceID, OldKey: hex.EncodeToString(oldKey[:]), NewInstanceID: id,
-		Evidence: hex.EncodeToString(ev), ForkLength: m.cfg.Own.Head().Length, PeerLength: fe.Other.Length,
-		StartedAt: m.cfg.Clock.Now().UTC().Format(time.RFC3339),
-	}
+	job := m.newJob(fe, id)
 	// The job first: a crash before the directory is rewritten leaves a job
 	// for an id this directory does not have, which Archive ignores.
 	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
@@ -239,17 +248,62 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 		return Started{}, fmt.Errorf("enrolled by home, but writing %s failed (the invite is used: make a new one): %w", h.Root, err)
 	}
 	ok = true
-	m.log.Warn("reenrolled: restarting under the new identity", "old_instance_id", job.OldInstanceID, "new_instance_id", id)
+	return m.restarting(job), nil
+}
+
+// newJob is the reenrollment of this forked copy as instance id.
+func (m *Manager) newJob(fe *feed.ForkError, id string) Job {
+	ev, _ := fe.MarshalBinary()
+	oldKey := m.cfg.Own.Key()
+	return Job{
+		Phase: PhaseEnrolled, OldInstanceID: m.cfg.Home.InstanceID, OldKey: hex.EncodeToString(oldKey[:]), NewInstanceID: id,
+		Evidence: hex.EncodeToString(ev), ForkLength: m.cfg.Own.Head().Length, PeerLength: fe.Other.Length,
+		StartedAt: m.cfg.Clock.Now().UTC().Format(time.RFC3339),
+	}
+}
+
+// startSeed reenrolls a seed-holding satellite: the seed derives the key of
+// a new instance id and its root key certifies it, so no invite is needed;
+// the next start registers with home as an invited one does.
+func (m *Manager) startSeed(ctx context.Context, fe *feed.ForkError) (Started, error) {
+	if m.cfg.Home.Role == home.RoleHome {
+		return Started{}, home.ErrReenrollHome
+	}
+	if m.cfg.HomeOf == nil {
+		return Started{}, fmt.Errorf("%w: home is not known here", ErrRefused)
+	}
+	homeID, homeURL, err := m.cfg.HomeOf()
+	if err != nil || homeURL == "" {
+		return Started{}, fmt.Errorf("%w: home's gateway URL is not known here (register home: crow instance add URL): %v", ErrRefused, err)
+	}
+	id, err := home.NewInstanceID()
+	if err != nil {
+		return Started{}, err
+	}
+	job := m.newJob(fe, id)
+	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+		return Started{}, fmt.Errorf("recording the reenrollment: %w", err)
+	}
+	if err := m.cfg.Home.ReenrollSeed(id, home.Enrollment{HomeURL: homeURL, HomeID: homeID}, m.cfg.Clock.Now()); err != nil {
+		return Started{}, fmt.Errorf("writing %s for the new identity: %w", m.cfg.Home.Root, err)
+	}
+	return m.restarting(job), nil
+}
+
+// restarting asks the daemon to restart under the new identity (after the
+// answer reached the caller) and says so.
+func (m *Manager) restarting(job Job) Started {
+	m.log.Warn("reenrolled: restarting under the new identity", "old_instance_id", job.OldInstanceID, "new_instance_id", job.NewInstanceID)
 	go func() {
 		// Let the answer reach the caller before the gateway stops.
 		_ = clock.Wait(context.Background(), m.cfg.Clock, 300*time.Millisecond)
 		m.cfg.Restart()
 	}()
 	return Started{
-		OldInstanceID: job.OldInstanceID, NewInstanceID: id, ForkLength: job.ForkLength, PeerLength: job.PeerLength,
-		Message: "reenrolled: the daemon restarts as instance " + id + "; the writes this copy made on the fork branch " +
+		OldInstanceID: job.OldInstanceID, NewInstanceID: job.NewInstanceID, ForkLength: job.ForkLength, PeerLength: job.PeerLength,
+		Message: "reenrolled: the daemon restarts as instance " + job.NewInstanceID + "; the writes this copy made on the fork branch " +
 			"are replayed under the new identity once the genuine branch of the old feed arrives from peers (see `crow sync status`)",
-	}, nil
+	}
 }
 
 // Archive runs at a start, before replication: if a reenrollment for this
@@ -386,7 +440,7 @@ func (m *Manager) step(ctx context.Context, job Job) (done bool, err error) {
 	if err != nil || !found {
 		return false, err
 	}
-	replayed, skipped, n, err := m.replay(ctx, k, job.ForkLength)
+	replayed, skipped, n, err := m.replay(ctx, old, job.OldInstanceID, k, job.ForkLength, st.Length)
 	if err != nil {
 		return false, err
 	}
@@ -495,7 +549,20 @@ var errWritten = errors.New("already written under the new identity")
 // replay writes again, under the new identity, every row the fork branch
 // [k, n) wrote: its current local state (the fork branch's write, or a
 // later one), as a put, or a put and a delete for a tombstone, or a forget.
-func (m *Manager) replay(ctx context.Context, k, n uint64) (replayed, skipped int, entries uint64, err error) {
+//
+// A row the genuine branch (the old feed held here, [k, held)) wrote too
+// was edited on both branches: the two edits are concurrent, but both carry
+// the old instance's counter, so every instance would take one as the
+// other's successor and lose the other silently. Such a row is replayed
+// with the fork branch's own version (its data, from the archive) on the
+// vector the row had at the common prefix (store.Mutation.BaseVV), so the
+// replay is concurrent with the genuine edit everywhere: every instance
+// applying both records the same conflict, whichever it saw first. Here,
+// where the genuine edit may have been applied already, the row's apply
+// state is erased and the old feed's checkpoint moved back to the first
+// such genuine entry, so the applier applies it again on top of the replay
+// and records the conflict as the others do.
+func (m *Manager) replay(ctx context.Context, old feed.PublicKey, oldID string, k, n, held uint64) (replayed, skipped int, entries uint64, err error) {
 	var es [][]byte
 	err = m.cfg.DB.View(func(txn *store.Txn) error {
 		for i := k; i < n; i++ {
@@ -514,7 +581,18 @@ func (m *Manager) replay(ctx context.Context, k, n uint64) (replayed, skipped in
 		return 0, 0, 0, err
 	}
 	rows, skipped := Selection(es)
+	both, err := m.genuineWrites(old, k, held, rows)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	forks := ForkVersions(es, oldID)
 	self := m.cfg.Self
+	notYet := func(existing *store.Row) error {
+		if existing != nil && existing.VV[self] > 0 {
+			return errWritten
+		}
+		return nil
+	}
 	for _, r := range rows {
 		row, err := m.cfg.DB.Get(r.Table, r.RowID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -528,16 +606,23 @@ func (m *Manager) replay(ctx context.Context, k, n uint64) (replayed, skipped in
 			skipped++
 			continue
 		}
-		notYet := func(existing *store.Row) error {
-			if existing != nil && existing.VV[self] > 0 {
-				return errWritten
-			}
-			return nil
-		}
 		var muts []store.Mutation
+		fv, forked := forks[r]
+		_, genuineToo := both[r]
+		// On the base vector: a row the genuine branch edited too, and a
+		// row whose live version is still the fork branch's (so that a
+		// genuine edit arriving later, from a clone that still runs, is
+		// concurrent with the replay rather than silently below or above it).
+		onBase := forked && !store.IsForget(fv.Deleted, fv.Data) &&
+			(genuineToo || (row.InstanceID == oldID && row.VV.Compare(fv.VV) == store.Equal))
 		switch {
 		case row.Forgotten():
 			muts = []store.Mutation{{Table: r.Table, RowID: r.RowID, Op: store.OpDelete, Forget: true, Data: row.Data, Check: notYet}}
+		case onBase:
+			muts = []store.Mutation{{Table: r.Table, RowID: r.RowID, Op: store.OpPut, Data: fv.Data, BaseVV: fv.Base, Check: notYet}}
+			if fv.Deleted {
+				muts = append(muts, store.Mutation{Table: r.Table, RowID: r.RowID, Op: store.OpDelete})
+			}
 		case row.Deleted:
 			muts = []store.Mutation{
 				{Table: r.Table, RowID: r.RowID, Op: store.OpPut, Data: row.Data, Check: notYet},
@@ -554,5 +639,123 @@ func (m *Manager) replay(ctx context.Context, k, n uint64) (replayed, skipped in
 		}
 		replayed++
 	}
+	// Also on a second run (a crash before the job was saved): moving the
+	// checkpoint back only re-applies entries, which is idempotent.
+	if err := m.reapply(ctx, old, both); err != nil {
+		return 0, 0, 0, err
+	}
 	return replayed, skipped, n - k, nil
+}
+
+// genuineWrites returns, of rows, those the genuine branch [k, held) of the
+// old feed wrote, each with the index of its first such entry.
+func (m *Manager) genuineWrites(old feed.PublicKey, k, held uint64, rows []RowRef) (map[RowRef]uint64, error) {
+	want := make(map[RowRef]bool, len(rows))
+	for _, r := range rows {
+		want[r] = true
+	}
+	both := map[RowRef]uint64{}
+	const chunk = 512
+	for start := k; start < held; start += chunk {
+		end := min(held, start+chunk)
+		gen, _, err := m.cfg.Reps.ReadSparse(old, start, end)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range gen {
+			if len(e) == 0 {
+				continue
+			}
+			rec, err := store.ParseChange(e)
+			if err != nil {
+				continue
+			}
+			r := RowRef{Table: rec.Table, RowID: rec.RowID}
+			if _, seen := both[r]; want[r] && !seen {
+				both[r] = start + uint64(i)
+			}
+		}
+	}
+	return both, nil
+}
+
+// reapply makes the applier apply again, from the first of them, the
+// genuine-branch entries of the rows edited on both branches: their apply
+// state is erased (the replay is the row's only version here now) and the
+// old feed's checkpoint moved back, in one transaction.
+func (m *Manager) reapply(ctx context.Context, old feed.PublicKey, both map[RowRef]uint64) error {
+	if len(both) == 0 {
+		return nil
+	}
+	from := ^uint64(0)
+	for _, i := range both {
+		from = min(from, i)
+	}
+	err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error {
+		for r := range both {
+			if err := apply.EraseRowStateTxn(txn, r.Table, r.RowID); err != nil {
+				return err
+			}
+		}
+		next, err := txn.Applied(old[:])
+		if err != nil || next <= from {
+			return err
+		}
+		return txn.SetApplied(old[:], from)
+	})
+	if err != nil {
+		return fmt.Errorf("reenroll: re-applying the genuine edits of %d rows edited on both branches: %w", len(both), err)
+	}
+	m.log.Info("reenroll: rows edited on both branches replayed as concurrent edits; their genuine edits are applied again", "rows", len(both), "from_entry", from)
+	if m.cfg.Reapply != nil {
+		m.cfg.Reapply()
+	}
+	return nil
+}
+
+// ForkVersion is the fork branch's last version of a row: its data, whether
+// it is a delete, and Base, the row's vector at the common prefix (the last
+// version's vector without the fork branch's own increments).
+type ForkVersion struct {
+	Data    json.RawMessage
+	Deleted bool
+	VV      store.VV // the version's own vector
+	Base    store.VV
+}
+
+// ForkVersions returns the fork branch's last version of every row the
+// archived entries [k, n) wrote, by oldID. Each write of a row by oldID
+// increments the row's counter of oldID by one, and the fork branch holds
+// no other version carrying that counter, so the counter at the common
+// prefix is the last version's minus the branch's writes of the row.
+func ForkVersions(entries [][]byte, oldID string) map[RowRef]ForkVersion {
+	writes := map[RowRef]uint64{}
+	last := map[RowRef]store.ChangeRecord{}
+	for _, e := range entries {
+		if len(e) == 0 {
+			continue
+		}
+		rec, err := store.ParseChange(e)
+		if err != nil || rec.InstanceID != oldID {
+			continue
+		}
+		r := RowRef{Table: rec.Table, RowID: rec.RowID}
+		writes[r]++
+		last[r] = rec
+	}
+	out := make(map[RowRef]ForkVersion, len(last))
+	for r, rec := range last {
+		base := rec.VV.Copy()
+		if c := base[oldID]; c > writes[r] {
+			base[oldID] = c - writes[r]
+		} else {
+			delete(base, oldID)
+		}
+		data := rec.Data
+		if len(data) == 0 {
+			data = json.RawMessage("{}")
+		}
+		out[r] = ForkVersion{Data: data, Deleted: rec.Op == store.OpDelete, VV: rec.VV, Base: base}
+	}
+	return out
 }

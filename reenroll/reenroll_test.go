@@ -226,3 +226,38 @@ func containsContent(data []byte, content string) bool {
 	}
 	return json.Unmarshal(data, &v) == nil && v.Content == content
 }
+
+// ForkVersions gives each row's last fork-branch version and the vector it
+// had at the common prefix: the old instance's counter less the branch's
+// writes of the row (removed when the row was made on the branch), the
+// other instances' counters kept.
+func TestForkVersions(t *testing.T) {
+	rec := func(row string, op store.Op, vv store.VV, data string) []byte {
+		b, err := json.Marshal(store.ChangeRecord{Schema: store.ChangeSchema, Type: store.ChangeType(store.TableMemories, op),
+			Table: store.TableMemories, RowID: row, Op: op, Data: json.RawMessage(data), Lamport: 9, InstanceID: "old", VV: vv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	got := ForkVersions([][]byte{
+		rec("m1", store.OpUpdate, store.VV{"old": 4, "b": 2}, `{"content":"x"}`),
+		{}, // cleared
+		rec("m1", store.OpUpdate, store.VV{"old": 5, "b": 2}, `{"content":"y"}`),
+		rec("m2", store.OpInsert, store.VV{"old": 1}, `{"content":"new"}`),
+		rec("m3", store.OpDelete, store.VV{"old": 3}, `{"content":"gone"}`),
+	}, "old")
+	m1, m2, m3 := got[RowRef{store.TableMemories, "m1"}], got[RowRef{store.TableMemories, "m2"}], got[RowRef{store.TableMemories, "m3"}]
+	if string(m1.Data) != `{"content":"y"}` || m1.Base.Compare(store.VV{"old": 3, "b": 2}) != store.Equal || m1.Deleted {
+		t.Fatalf("m1: %+v", m1)
+	}
+	if len(m2.Base) != 0 || m2.VV.Compare(store.VV{"old": 1}) != store.Equal {
+		t.Fatalf("m2: %+v", m2)
+	}
+	if !m3.Deleted || m3.Base.Compare(store.VV{"old": 2}) != store.Equal {
+		t.Fatalf("m3: %+v", m3)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d rows", len(got))
+	}
+}

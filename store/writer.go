@@ -52,6 +52,13 @@ type Mutation struct {
 	// It is the one way to rewrite a tombstone. Without Forget, an insert over a forgotten
 	// row is ErrForgotten.
 	Forget bool
+	// BaseVV, if set, is the version vector this write is made on top of, instead of the
+	// existing row's: the new row's vector is BaseVV with this instance's counter
+	// incremented. A write on an older base is concurrent with what happened since, so
+	// every instance that applies it records the conflict (package reenroll replays a
+	// fork branch's edit this way). It must not be used to hide a version: the caller
+	// answers for what the base omits.
+	BaseVV VV
 }
 
 // WriterOptions configures NewWriter.
@@ -415,7 +422,12 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 				RowID: m.RowID, Table: m.Table, Data: data, LamportTS: l,
 				InstanceID: w.self, Deleted: op == OpDelete, UpdatedAt: now, Seq: s,
 			}
-			if existing != nil {
+			if m.BaseVV != nil {
+				row.VV = m.BaseVV.Inc(w.self)
+				if existing != nil && op == OpDelete && len(data) == 0 {
+					row.Data = existing.Data
+				}
+			} else if existing != nil {
 				row.VV = existing.VV.Inc(w.self)
 				if op == OpDelete && len(data) == 0 {
 					row.Data = existing.Data
