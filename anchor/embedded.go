@@ -228,16 +228,25 @@ func startEmbedded(dir string, stack *node.Node, key *ecdsa.PrivateKey, st *chai
 }
 
 // nudgeBeacon seals a block when a transaction stayed executable in the pool
-// for two ticks of 1 s in a row, until ctx ends (startEmbedded's work).
+// for two ticks of 1 s in a row, until the chain has grown once past the head
+// it opened at (the beacon's on-demand loop is then subscribed to the pool:
+// what it missed is only what was sent before that) or ctx ends
+// (startEmbedded's work). It stops then because a seal of its own may race a
+// rewind of the chain (debug_setHead): the beacon's sealBlock reads the head
+// and then its finalized block, which a rewind in between has dropped.
 func nudgeBeacon(ctx context.Context, backend *eth.Ethereum, beacon *catalyst.SimulatedBeacon, log *slog.Logger) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	opened := backend.BlockChain().CurrentBlock().Number.Uint64()
 	stuck := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if backend.BlockChain().CurrentBlock().Number.Uint64() > opened {
+			return
 		}
 		if executable, _ := backend.TxPool().Stats(); executable == 0 {
 			stuck = 0
