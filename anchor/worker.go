@@ -343,6 +343,7 @@ func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) e
 	if err != nil {
 		return err
 	}
+	w.log.Info("anchoring state versions", "count", len(batch), "root", HashHex(tree.Root()))
 	rcpt, err := w.cfg.Chain.AnchorRoot(ctx, tree.Root(), tree.Len())
 	if err != nil {
 		return fmt.Errorf("anchoring %d state versions: %w", len(batch), err)
@@ -487,6 +488,7 @@ func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor,
 	if err != nil {
 		return err
 	}
+	w.log.Info("anchoring memories", "count", len(batch), "root", HashHex(tree.Root()))
 	rcpt, err := w.cfg.Chain.AnchorMemories(ctx, tree.Root(), batch)
 	if err != nil {
 		return fmt.Errorf("anchoring %d memories: %w", len(batch), err)

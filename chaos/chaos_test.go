@@ -140,8 +140,8 @@ func setup(t *testing.T, rng *mrand.Rand, st *stats, sats ...string) *cluster {
 }
 
 // firstSteps are the first actions of a run (see the switch in TestChaos):
-// the three kinds of kill, a partition, a fault burst, a full disk.
-var firstSteps = []int{0, 3, 5, 8, 0, 0}
+// the four kinds of kill, a partition, a fault burst, a full disk.
+var firstSteps = []int{0, 3, 5, 8, 0, 0, 0}
 
 // TestChaos runs the chaos suite: see the package doc.
 func TestChaos(t *testing.T) {
@@ -309,14 +309,19 @@ func (c *cluster) kill9(d *daemon, why string) {
 	c.stats.kill(why)
 }
 
+// anchoringLine is what home's anchor worker logs as it sends a root.
+const anchoringLine = `msg="anchoring memories"`
+
 // killLoop: kill -9 a daemon at a moment chosen to hit it mid-apply (a
 // satellite while a burst from home arrives), mid-numbering (home while a
-// burst from a satellite arrives) or at random, then restart it.
+// burst from a satellite arrives), mid-anchor (home within 60 ms of logging
+// that it sends a root, before or while it records it) or at random, then
+// restart it.
 func (c *cluster) killLoop(rng *mrand.Rand, shared []string) {
 	home := c.all[0]
 	sat := c.all[1+rng.IntN(len(c.all)-1)]
-	kind := rng.IntN(3)
-	if c.kills < 3 {
+	kind := rng.IntN(4)
+	if c.kills < 4 {
 		kind = c.kills // each kind once first
 	}
 	c.kills++
@@ -331,6 +336,21 @@ func (c *cluster) killLoop(rng *mrand.Rand, shared []string) {
 		c.burst(sat, 40)
 		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
 		c.kill9(home, "mid-numbering (home)")
+		time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
+		home.start()
+	case 3: // mid-anchor on home: as soon as it logs that it sends a root
+		before := home.logCount(anchoringLine)
+		c.burst(sat, 40)
+		deadline := time.Now().Add(20 * time.Second)
+		for home.logCount(anchoringLine) == before && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		why := "mid-anchor (home)"
+		if home.logCount(anchoringLine) == before {
+			why = "mid-anchor (home), no round seen in 20 s"
+		}
+		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
+		c.kill9(home, why)
 		time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
 		home.start()
 	default:

@@ -164,6 +164,13 @@ func (d *daemon) start() {
 	}
 }
 
+// logCount is how many times line occurs in d's log (all its runs).
+func (d *daemon) logCount(line string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return bytes.Count(d.log.Bytes(), []byte(line))
+}
+
 func (d *daemon) running() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
