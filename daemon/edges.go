@@ -64,8 +64,7 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 		}
 	}
 	d.createdAt = instanceCreatedAt(d.h.InstanceIDFile())
-	d.buildGateway(kickAnchoring)
-	return nil
+	return d.buildGateway(kickAnchoring)
 }
 
 // buildAnchoring makes home's anchoring worker and its metrics; it returns

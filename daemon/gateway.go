@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/crow-sync/crow/anchor"
@@ -20,7 +21,7 @@ import (
 // buildGateway is all of the edges' wiring: the operations (app) over every
 // stage's parts, and the gateway that serves them. kickAnchoring is called
 // after a new state version.
-func (d *Daemon) buildGateway(kickAnchoring func()) {
+func (d *Daemon) buildGateway(kickAnchoring func()) error {
 	h := d.h
 	var chain app.ChainReader
 	if d.chain != nil {
@@ -101,13 +102,20 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		chainRPC = anchor.NewPublicRPC(src, d.log.With("component", "chainrpc"))
 	}
 
+	// Tokens accepted stay refused across restarts while they live.
+	verify, replayLog, err := federation.PersistentVerifier(h.InstanceID, d.clk, d.reg.PeerKey, filepath.Join(h.Root, ReplayLogName))
+	if err != nil {
+		return err
+	}
+	d.onClose(replayLog.Close)
+
 	d.gw = gateway.New(gateway.Config{
 		Logger:          d.log,
 		App:             a,
 		Keys:            keys,
 		Writer:          d.writer,
 		Remote:          d.fed,
-		VerifyPeerToken: federation.Verifier(h.InstanceID, d.clk, d.reg.PeerKey),
+		VerifyPeerToken: verify,
 		// A token of an instance not registered here yet is the start-up
 		// race, not an attack, within the registry's grace.
 		ExpectedTokenRefusal: func(token string, err error) bool {
@@ -117,7 +125,12 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Metrics:  d.metrics,
 		ChainRPC: chainRPC,
 	})
+	return nil
 }
+
+// ReplayLogName is the file in $CROW_HOME that keeps the federation tokens
+// accepted, while they live (federation.ReplayLog).
+const ReplayLogName = "federation-tokens.log"
 
 // projectID names projects on chain: home computes the keyed id from the
 // seed; an instance without the seed reads it from home's replicated anchor

@@ -35,6 +35,10 @@ type ReplayCache struct {
 	clk  clock.Clock
 	size int
 
+	// persist, if set, records each admitted token before Admit returns
+	// (a ReplayLog); an error refuses the token.
+	persist func(e ReplayEntry, live func() []ReplayEntry) error
+
 	mu   sync.Mutex // guards seen and byEnd
 	seen map[nonceKey]struct{}
 	// byEnd orders the entries of seen by the time they may be forgotten.
@@ -79,9 +83,41 @@ func (r *ReplayCache) admit(c Claims, now time.Time) error {
 	if len(r.seen) >= r.size {
 		return fmt.Errorf("%w (%d remembered)", ErrReplayCacheFull, len(r.seen))
 	}
+	end := c.Expiry.Add(MaxSkew)
+	if r.persist != nil {
+		if err := r.persist(ReplayEntry{Issuer: c.Issuer, Nonce: c.Nonce, End: end}, r.liveLocked); err != nil {
+			return fmt.Errorf("recording the token against replays: %w", err)
+		}
+	}
 	r.seen[key] = struct{}{}
-	heap.Push(&r.byEnd, entry{key: key, end: c.Expiry.Add(MaxSkew)})
+	heap.Push(&r.byEnd, entry{key: key, end: end})
 	return nil
+}
+
+// liveLocked lists the entries remembered (r.mu held).
+func (r *ReplayCache) liveLocked() []ReplayEntry {
+	out := make([]ReplayEntry, len(r.byEnd))
+	for i, e := range r.byEnd {
+		out[i] = ReplayEntry{Issuer: e.key.issuer, Nonce: e.key.nonce, End: e.end}
+	}
+	return out
+}
+
+// Restore remembers entries (a ReplayLog's, at open) as if admitted, and
+// from then on persists every admitted token with persist (nil: none),
+// which is given the entries remembered (to rewrite a log).
+func (r *ReplayCache) Restore(entries []ReplayEntry, persist func(e ReplayEntry, live func() []ReplayEntry) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range entries {
+		key := nonceKey{issuer: e.Issuer, nonce: e.Nonce}
+		if _, ok := r.seen[key]; ok {
+			continue
+		}
+		r.seen[key] = struct{}{}
+		heap.Push(&r.byEnd, entry{key: key, end: e.End})
+	}
+	r.persist = persist
 }
 
 // Len returns the number of tokens remembered now.

@@ -297,8 +297,26 @@ func (s *TokenSource) Token(audience string) (string, error) {
 // a token is accepted once, and ErrReplayed refuses it afterwards until it
 // expires. It answers the token's issuer.
 func Verifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error)) func(token string) (issuer string, err error) {
+	return VerifierWith(self, clk, keyOf, NewReplayCache(clk, DefaultReplayCacheSize))
+}
+
+// PersistentVerifier is Verifier with its replay cache kept in the
+// ReplayLog at path (see ReplayLog): tokens accepted before a restart stay
+// refused after it. Close the log when the verifier is no longer used.
+func PersistentVerifier(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error), path string) (func(token string) (string, error), *ReplayLog, error) {
 	clk = clock.Or(clk)
+	l, live, err := OpenReplayLog(path, clk.Now())
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the federation replay log: %w", err)
+	}
 	seen := NewReplayCache(clk, DefaultReplayCacheSize)
+	seen.Restore(live, l.Append)
+	return VerifierWith(self, clk, keyOf, seen), l, nil
+}
+
+// VerifierWith is Verifier with the replay cache seen.
+func VerifierWith(self string, clk clock.Clock, keyOf func(instanceID string) (ed25519.PublicKey, error), seen *ReplayCache) func(token string) (issuer string, err error) {
+	clk = clock.Or(clk)
 	return func(token string) (string, error) {
 		now := clk.Now()
 		c, err := Verify(token, self, now, keyOf)
