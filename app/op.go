@@ -60,6 +60,9 @@ type Spec struct {
 	NoRoute bool
 	// NoStore marks a REST answer Cache-Control: no-store (it holds a secret).
 	NoStore bool
+	// MaxBody caps the REST request body in bytes (0: the gateway's default,
+	// 256 KiB); MCP messages keep the MCP endpoint's cap.
+	MaxBody int64
 }
 
 // SuccessStatus is Status, or 200.

@@ -27,7 +27,7 @@ func (s *Server) opRoute(op app.Op) route {
 	if sp.Access == app.Public {
 		acc = public
 	}
-	return route{method: sp.Method, path: sp.Path, access: acc, anyQuery: true, op: op, h: s.restHandler(op),
+	return route{method: sp.Method, path: sp.Path, access: acc, anyQuery: true, op: op, h: s.restHandler(op), maxBody: sp.MaxBody,
 		doc: routeDoc{tag: sp.Tag, summary: sp.Summary}}
 }
 
