@@ -13,6 +13,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/gateway"
+	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/registry"
 )
@@ -76,6 +77,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Prover:       d.prover(),
 		Federation:   d.fed,
 		Reenroll:     d.reenroll,
+		Config:       d.configShown(),
 	}
 	// The summaries cache puts this instance's own summary first: computed
 	// by federation.Local, as the app's summaries operation does.
@@ -144,4 +146,13 @@ func (d *Daemon) prover() anchor.Prover {
 		p.Seed = &seed
 	}
 	return p
+}
+
+// configShown is the answer of config.show.
+func (d *Daemon) configShown() *app.ConfigShown {
+	shown := d.cfg.Shown
+	if shown == nil {
+		shown = home.Settings(d.cfg.Settings, nil)
+	}
+	return &app.ConfigShown{File: d.h.ConfigFile(), Settings: shown}
 }

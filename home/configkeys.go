@@ -310,8 +310,13 @@ func SetConfigValue(dir, key, value string) (string, error) {
 		}
 	}
 	var buf strings.Builder
-	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
+	enc := toml.NewEncoder(&buf)
+	enc.Indent = ""
+	if err := enc.Encode(doc); err != nil {
 		return "", fmt.Errorf("encoding %s: %w", path, err)
+	}
+	if buf.Len() > 0 && !strings.HasSuffix(buf.String(), "\n") {
+		buf.WriteString("\n")
 	}
 	if _, err := parseConfigText(buf.String(), path); err != nil {
 		return "", err

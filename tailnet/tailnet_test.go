@@ -20,7 +20,9 @@ func addrs(s ...string) []netip.Addr {
 	return out
 }
 
-func noCLI(context.Context) (string, error) { return "", errors.New("the tailscale CLI is not installed") }
+func noCLI(context.Context) (string, error) {
+	return "", errors.New("the tailscale CLI is not installed")
+}
 
 func TestIPv4(t *testing.T) {
 	ctx := context.Background()
