@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/crow-sync/crow/app"
@@ -109,6 +110,19 @@ var errNoDaemon = errors.New("no daemon")
 func runConfigSet(g *globals, verb string, args []string) error {
 	fs := flag.NewFlagSet("config "+verb, flag.ContinueOnError)
 	g.bind(fs)
+	// A negative number is a VALUE (min_free_mb -1), not a flag: it goes
+	// after "--" (keys never start with "-").
+	var flags, negative []string
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9' {
+			negative = append(negative, a)
+		} else {
+			flags = append(flags, a)
+		}
+	}
+	if len(negative) > 0 && !slices.Contains(args, "--") {
+		args = append(append(flags, "--"), negative...)
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
