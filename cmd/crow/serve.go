@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
@@ -144,9 +143,9 @@ func underJournal(stream string, w any) bool {
 	if err != nil {
 		return false
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
+	dev, ino, _, ok := statIDs(st)
 	if !ok {
 		return false
 	}
-	return stream == fmt.Sprintf("%d:%d", sys.Dev, sys.Ino)
+	return stream == fmt.Sprintf("%d:%d", dev, ino)
 }

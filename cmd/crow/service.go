@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/service"
@@ -119,11 +118,11 @@ func ownerOf(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
+	_, _, owner, ok := statIDs(st)
 	if !ok {
 		return "", fmt.Errorf("cannot tell who owns %s", dir)
 	}
-	uid := strconv.FormatUint(uint64(sys.Uid), 10)
+	uid := strconv.FormatUint(uint64(owner), 10)
 	u, err := user.LookupId(uid)
 	if err != nil {
 		return "", fmt.Errorf("the owner of %s (uid %s) has no account name: %w", dir, uid, err)
