@@ -89,6 +89,12 @@ func TestConfigShowAndSet(t *testing.T) {
 		t.Errorf("refused sets changed config.toml:\n%s", after)
 	}
 
+	// A bad tailscale port is refused before any address is looked up
+	// (nothing is bound).
+	if o, e, err := d.CLI("serve", "--listen", "tailscale:http"); exitCode(t, err) == 0 || !strings.Contains(e, "tailscale:PORT") {
+		t.Errorf("serve --listen tailscale:http: %v\n%s%s", err, o, e)
+	}
+
 	m := settingsByKey(t, d.MustCLI("config", "show", "--json"))
 	for k, want := range map[string]home.Source{"gateway_url": home.SourceFile, "chain.replace_after": home.SourceFile,
 		"log_level": home.SourceEnv, "listen": home.SourceDefault} {
