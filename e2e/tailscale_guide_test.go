@@ -81,7 +81,7 @@ func TestTailscaleGuide(t *testing.T) {
 	}
 	usage, _ := exec.Command(crowBin).CombinedOutput()
 	for _, l := range other {
-		l = strings.TrimPrefix(strings.TrimSpace(l), "sudo ")
+		l = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(l), "sudo "), `"$(command -v crow)"`, "crow")
 		if rest, ok := strings.CutPrefix(l, "crow "); ok {
 			if sub := strings.Fields(rest)[0]; !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(sub) + `\s`).Match(usage) {
 				t.Errorf("the guide runs crow %s, which the binary does not have:\n%s", sub, usage)
