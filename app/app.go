@@ -110,6 +110,9 @@ type Deps struct {
 	// Reenroll recovers a forked copy (nil: instance.reenroll is
 	// unavailable, sync.status shows no fork).
 	Reenroll *reenroll.Manager
+	// Config is the effective configuration config.show answers (nil:
+	// unavailable).
+	Config *ConfigShown
 }
 
 // App runs the operations of the table over Deps.

@@ -42,6 +42,10 @@ type Config struct {
 	// Settings are the merged flags, CROW_* variables and config.toml:
 	// listen addresses, the advertised gateway URL, the chain.
 	Settings home.Config
+	// Shown is Settings key by key with where each value came from, for
+	// config.show (crow serve fills it; nil: Settings, every source
+	// "default").
+	Shown []home.Setting
 	// Version is reported by /health.
 	Version string
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/gateway"
+	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/registry"
 )
@@ -77,6 +78,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 		Prover:       d.prover(),
 		Federation:   d.fed,
 		Reenroll:     d.reenroll,
+		Config:       d.configShown(),
 	}
 	// The summaries cache puts this instance's own summary first: computed
 	// by federation.Local, as the app's summaries operation does.
@@ -157,4 +159,13 @@ func (d *Daemon) prover() anchor.Prover {
 		p.Seed = &seed
 	}
 	return p
+}
+
+// configShown is the answer of config.show.
+func (d *Daemon) configShown() *app.ConfigShown {
+	shown := d.cfg.Shown
+	if shown == nil {
+		shown = home.Settings(d.cfg.Settings, nil)
+	}
+	return &app.ConfigShown{File: d.h.ConfigFile(), Settings: shown}
 }

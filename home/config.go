@@ -21,8 +21,8 @@ import (
 // (applied by the caller on top of what LoadConfig returns).
 //
 //	toml key                              environment variable              default
-//	listen                                CROW_LISTEN                       127.0.0.1:3001
-//	sync_listen                           CROW_SYNC_LISTEN                  "" (caller derives: gateway port + 1)
+//	listen                                CROW_LISTEN                       127.0.0.1:3001 ("tailscale[:PORT]": the Tailscale IPv4, port 3001)
+//	sync_listen                           CROW_SYNC_LISTEN                  "" (caller derives: gateway port + 1; "tailscale[:PORT]" too)
 //	sync_announce                         CROW_SYNC_ANNOUNCE                [] (announce the listen addresses; env: comma-separated)
 //	[sync_dial] INSTANCE_ID = [addrs]     CROW_SYNC_DIAL                    {} (dial the registry's addresses; env: ID=ADDR,ADDR;ID=ADDR)
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
@@ -48,6 +48,9 @@ import (
 // 9 decimal places (1 wei), and positive. Durations are Go duration strings
 // ("30s", "1h30m"). Unknown keys in config.toml are an error naming them. An
 // environment variable set to the empty string counts as unset.
+// LoadConfigSources also says where each value came from, Settings lists
+// them (`crow config show`) and SetConfigValue changes one key of the file
+// (`crow config set`), all from the one key table in configkeys.go.
 type Config struct {
 	Listen     string `toml:"listen"`
 	SyncListen string `toml:"sync_listen"`
@@ -173,19 +176,42 @@ func LoadConfig(dir string, lookupEnv func(string) (string, bool)) (Config, erro
 	case err != nil:
 		return Config{}, fmt.Errorf("reading config: %w", err)
 	default:
-		md, err := toml.Decode(string(text), &cfg)
-		if err != nil {
-			return Config{}, fmt.Errorf("parsing %s: %w", path, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			keys := make([]string, len(und))
-			for i, k := range und {
-				keys[i] = k.String()
-			}
-			return Config{}, fmt.Errorf("%s: unknown key(s): %s", path, strings.Join(keys, ", "))
+		if cfg, err = decodeConfig(string(text), path); err != nil {
+			return Config{}, err
 		}
 	}
 	if err := cfg.applyEnv(lookupEnv); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// decodeConfig decodes the text of config.toml (at path, for messages) over
+// the defaults; an unknown key is an error naming it.
+func decodeConfig(text, path string) (Config, error) {
+	cfg := DefaultConfig()
+	md, err := toml.Decode(text, &cfg)
+	if err != nil {
+		return Config{}, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return Config{}, fmt.Errorf("%s: unknown key(s): %s", path, strings.Join(keys, ", "))
+	}
+	return cfg, nil
+}
+
+// parseConfigText is what LoadConfig makes of the text of config.toml
+// alone (no environment): decoded and validated.
+func parseConfigText(text, path string) (Config, error) {
+	cfg, err := decodeConfig(text, path)
+	if err != nil {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {

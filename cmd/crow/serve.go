@@ -10,6 +10,7 @@ import (
 
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/tailnet"
 )
 
 func init() {
@@ -28,8 +29,8 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	var a serveArgs
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	g.bind(fs)
-	fs.StringVar(&a.listen, "listen", "", "gateway HOST:PORT (default 127.0.0.1:3001)")
-	fs.StringVar(&a.syncListen, "sync-listen", "", "sync multiaddr (default: gateway host, gateway port + 1)")
+	fs.StringVar(&a.listen, "listen", "", "gateway HOST:PORT, or tailscale[:PORT] for this machine's Tailscale IPv4 (default 127.0.0.1:3001)")
+	fs.StringVar(&a.syncListen, "sync-listen", "", "sync multiaddr, or tailscale[:PORT] (default: gateway host, gateway port + 1)")
 	fs.StringVar(&a.announce, "sync-announce", "", "sync multiaddrs peers are told to dial, comma-separated (default: the listen addresses)")
 	fs.StringVar(&a.dial, "sync-dial", "", "sync multiaddrs to dial per peer: ID=ADDR[,ADDR][;ID=ADDR...] (default: what each peer announces)")
 	fs.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error")
@@ -52,29 +53,52 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	}
 	// Nothing this process starts needs the passphrase.
 	os.Unsetenv("CROW_PASSPHRASE")
-	cfg, err := home.LoadConfig(dir, os.LookupEnv)
+	cfg, src, err := home.LoadConfigSources(dir, os.LookupEnv)
 	if err != nil {
 		return err
 	}
 	if a.listen != "" {
-		cfg.Listen = a.listen
+		cfg.Listen, src["listen"] = a.listen, home.SourceFlag
 	}
 	if a.syncListen != "" {
-		cfg.SyncListen = a.syncListen
+		cfg.SyncListen, src["sync_listen"] = a.syncListen, home.SourceFlag
 	}
 	if a.announce != "" {
-		cfg.SyncAnnounce = strings.Split(a.announce, ",")
+		cfg.SyncAnnounce, src["sync_announce"] = strings.Split(a.announce, ","), home.SourceFlag
 	}
 	if a.dial != "" {
 		if cfg.SyncDial, err = home.ParseSyncDial(a.dial); err != nil {
 			return usagef("--sync-dial: %v", err)
 		}
+		src["sync_dial"] = home.SourceFlag
 	}
 	if a.logLevel != "" {
-		cfg.LogLevel = a.logLevel
+		cfg.LogLevel, src["log_level"] = a.logLevel, home.SourceFlag
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
+	}
+	shown := home.Settings(cfg, src)
+	// listen = "tailscale[:PORT]": this machine's Tailscale address.
+	var ts tailnet.Resolver
+	listen, syncListen := cfg.Listen, cfg.SyncListen
+	if cfg.Listen, err = ts.Listen(ctx, cfg.Listen); err != nil {
+		return fmt.Errorf("listen %s: %w", listen, err)
+	}
+	if cfg.SyncListen, err = ts.SyncListen(ctx, cfg.SyncListen, cfg.Listen); err != nil {
+		return fmt.Errorf("sync listen %s: %w", syncListen, err)
+	}
+	for i := range shown {
+		switch shown[i].Key {
+		case "listen":
+			if cfg.Listen != listen {
+				shown[i].Resolved = cfg.Listen
+			}
+		case "sync_listen":
+			if cfg.SyncListen != syncListen {
+				shown[i].Resolved = cfg.SyncListen
+			}
+		}
 	}
 	log, err := newLogger(g, cfg.LogLevel)
 	if err != nil {
@@ -82,7 +106,7 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 	}
 	log = log.With("instance", h.Name)
 	// Run restarts the daemon in its new role after a promotion or a demotion.
-	return daemon.Run(ctx, daemon.Config{Home: h, Settings: cfg, Version: version}, daemon.Deps{Logger: log})
+	return daemon.Run(ctx, daemon.Config{Home: h, Settings: cfg, Shown: shown, Version: version}, daemon.Deps{Logger: log})
 }
 
 func newLogger(g *globals, level string) (*slog.Logger, error) {
@@ -90,5 +114,38 @@ func newLogger(g *globals, level string) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: lv})), nil
+	opts := &slog.HandlerOptions{Level: lv}
+	if underJournal(os.Getenv("JOURNAL_STREAM"), g.stderr) {
+		// journald stamps every line itself: a second time= would only
+		// repeat it (and `journalctl -o short-precise` has the precision).
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+}
+
+// underJournal reports whether w is the stream systemd connected to
+// journald: JOURNAL_STREAM names its device and inode ("DEV:INODE"), so a
+// child of the service writing elsewhere keeps its timestamps.
+func underJournal(stream string, w any) bool {
+	if stream == "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	dev, ino, _, ok := statIDs(st)
+	if !ok {
+		return false
+	}
+	return stream == fmt.Sprintf("%d:%d", dev, ino)
 }
