@@ -110,6 +110,11 @@ type Deps struct {
 	// Reenroll recovers a forked copy (nil: instance.reenroll is
 	// unavailable, sync.status shows no fork).
 	Reenroll *reenroll.Manager
+	// Doctor is what doctor.run reads of the daemon (nil: unavailable);
+	// PeerCalls makes the federated calls of the peer checks (nil: the
+	// token checks and peer.check fail as unavailable).
+	Doctor    *DoctorEnv
+	PeerCalls PeerCaller
 }
 
 // App runs the operations of the table over Deps.
