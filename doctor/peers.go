@@ -98,6 +98,9 @@ func skewFinding(p Peer, h Health) Finding {
 		dir = "behind"
 	}
 	msg := fmt.Sprintf("%s's clock is %s %s this one's (federation tokens tolerate %s)", p.Name, abs.Round(100*time.Millisecond), dir, federation.MaxSkew)
+	if abs < 100*time.Millisecond {
+		msg = fmt.Sprintf("%s's clock is in step with this one's (within 0.1s; federation tokens tolerate %s)", p.Name, federation.MaxSkew)
+	}
 	fix := fmt.Sprintf("synchronise both clocks with NTP (timedatectl set-ntp true; timedatectl status on this machine and on %s)", p.Name)
 	switch {
 	case abs >= ProblemSkew:
