@@ -119,6 +119,21 @@ func TestSkewedClock(t *testing.T) {
 	}
 }
 
+func TestClockBeyondTokenSkew(t *testing.T) {
+	// 45 s: B's tokens are not yet valid at A; A's still pass at B (they
+	// expire 5 minutes after issue). A's doctor finds both: the skew, and
+	// its token check's callback refused.
+	c := cluster.New(t, 2, cluster.Options{Clocks: map[string]clock.Clock{"B": skewed{d: 45 * time.Second}}})
+	ra := run(t, c.Nodes[0])
+	if s := status(t, ra, doctor.CheckClock, "B"); s != doctor.Problem {
+		t.Errorf("clock B: %s", s)
+	}
+	fs := findings(ra, doctor.CheckTokens, "B")
+	if len(fs) != 1 || fs[0].Status != doctor.Problem || !strings.Contains(fs[0].Message, "call back here failed") {
+		t.Errorf("tokens with B 45 s ahead: %+v", ra.Findings)
+	}
+}
+
 func TestRemotePeerWhileBoundToLoopback(t *testing.T) {
 	// B says it is on another machine (its sync address is not loopback;
 	// the in-memory transport never dials it); A listens on 127.0.0.1 only.
@@ -162,5 +177,10 @@ func TestUnreachableAndRevokedPeers(t *testing.T) {
 	rb := run(t, b)
 	if s := status(t, rb, doctor.CheckCertificate, ""); s != doctor.Problem {
 		t.Errorf("revoked B's certificate: %s (%+v)", s, rb.Findings)
+	}
+	// A refuses the revoked B's federation token.
+	if fs := findings(rb, doctor.CheckTokens, "A"); len(fs) != 1 || fs[0].Status != doctor.Problem ||
+		!strings.Contains(fs[0].Message, "refuses this instance's federation token") {
+		t.Errorf("revoked B's token at A: %+v", rb.Findings)
 	}
 }

@@ -118,3 +118,38 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("crow doctor extra: %v %q", err, errOut)
 	}
 }
+
+// TestDoctorForkedCopy: a satellite restored from an old copy of its
+// directory writes before it meets home; once it knows its feed forked,
+// `crow doctor` fails on it and names `crow instance reenroll --join`.
+func TestDoctorForkedCopy(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	s := NewDaemon(t, "sat", home)
+	s.Start()
+	Enrolled(t, home, s)
+	common := addMemories(t, s, "common", 1)
+	Eventually(t, syncTimeout, "home to hold the common write", func() bool { return holdsOnce(t, home, common, 1) })
+	s.Stop()
+	backup := filepath.Join(t.TempDir(), "backup")
+	copyDir(t, s.Home, backup)
+	s.Start()
+	all := append(common, addMemories(t, s, "genuine", 1)...)
+	Eventually(t, syncTimeout, "home to hold the genuine write", func() bool { return holdsOnce(t, home, all, 2) })
+	s.Stop()
+	home.Stop()
+	copyDir(t, backup, s.Home)
+	s.Start()
+	addMemories(t, s, "fork branch", 1)
+	home.Start()
+	Eventually(t, syncTimeout, "the restored copy to know its feed forked", func() bool {
+		rep, _ := doctorJSON(t, s)
+		f, ok := finding(rep, doctor.CheckFork, "")
+		return ok && f.Status == doctor.Problem
+	})
+	out, _, err := s.CLI("doctor")
+	if code := exitCode(t, err); code != 1 || !strings.Contains(out, "FAIL  fork") ||
+		!strings.Contains(out, "crow instance reenroll --join INVITE") {
+		t.Fatalf("crow doctor on the forked copy: exit %d\n%s", code, out)
+	}
+}
