@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crow-sync/crow/doctor"
 )
@@ -61,7 +62,9 @@ func TestDoctor(t *testing.T) {
 		d    *Daemon
 		peer string
 	}{{home, "laptop"}, {sat, "home"}} {
+		began := time.Now()
 		out, errOut, err := c.d.CLI("doctor")
+		t.Logf("figure: crow doctor on %s took %v", c.d.Name, time.Since(began).Round(time.Millisecond))
 		if code := exitCode(t, err); code != 0 {
 			t.Fatalf("%s: crow doctor exit %d on a healthy pair\nstdout: %s\nstderr: %s", c.d.Name, code, out, errOut)
 		}
