@@ -113,6 +113,11 @@ type Deps struct {
 	// Config is the effective configuration config.show answers (nil:
 	// unavailable).
 	Config *ConfigShown
+	// Doctor is what doctor.run reads of the daemon (nil: unavailable);
+	// PeerCalls makes the federated calls of the peer checks (nil: the
+	// token checks and peer.check fail as unavailable).
+	Doctor    *DoctorEnv
+	PeerCalls PeerCaller
 }
 
 // App runs the operations of the table over Deps.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/registry"
 )
@@ -29,6 +30,9 @@ type Health struct {
 	Certificate string `json:"certificate,omitempty"`
 	Challenge   string `json:"challenge,omitempty"`
 	Signature   string `json:"signature,omitempty"`
+	// Time is this instance's clock when it answered (RFC 3339 with
+	// nanoseconds): `crow doctor` on a peer compares it with its own.
+	Time string `json:"time,omitempty"`
 }
 
 // MaxChallengeBytes bounds the challenge a caller may ask this instance to sign.
@@ -192,7 +196,8 @@ func (a *App) health(_ context.Context, in HealthIn) (Health, error) {
 	self := a.d.Self
 	h := Health{Status: "ok", InstanceID: self.InstanceID, Name: self.Name, Role: self.Role,
 		CrowID: self.CrowID, PublicKey: self.PublicKey, Version: self.Version, SyncAddrs: []string{},
-		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt, Certificate: self.Certificate}
+		GatewayURL: self.GatewayURL, CreatedAt: self.CreatedAt, Certificate: self.Certificate,
+		Time: clock.Or(a.d.Clock).Now().UTC().Format(time.RFC3339Nano)}
 	if self.SyncAddrs != nil {
 		if addrs := self.SyncAddrs(); addrs != nil {
 			h.SyncAddrs = addrs

@@ -79,6 +79,8 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 		Federation:   d.fed,
 		Reenroll:     d.reenroll,
 		Config:       d.configShown(),
+		Doctor:       d.doctorEnv(),
+		PeerCalls:    d.fed,
 	}
 	// The summaries cache puts this instance's own summary first: computed
 	// by federation.Local, as the app's summaries operation does.
@@ -133,6 +135,19 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 // ReplayLogName is the file in $CROW_HOME that keeps the federation tokens
 // accepted, while they live (federation.ReplayLog).
 const ReplayLogName = "federation-tokens.log"
+
+// doctorEnv is what crow doctor reads of this daemon: its files and
+// addresses.
+func (d *Daemon) doctorEnv() *app.DoctorEnv {
+	env := &app.DoctorEnv{HomeDir: d.h.Root, HasSeed: d.h.HasSeed(), Locked: d.h.LockedAtRest(),
+		Listen: d.ln.Addr().String(), GatewayURL: d.cfg.Settings.GatewayURL}
+	for _, f := range []string{d.cfg.Settings.Chain.KeyFile, d.cfg.Settings.Chain.Checkpoint.KeyFile} {
+		if f != "" {
+			env.SecretFiles = append(env.SecretFiles, f)
+		}
+	}
+	return env
+}
 
 // projectID names projects on chain: home computes the keyed id from the
 // seed; an instance without the seed reads it from home's replicated anchor

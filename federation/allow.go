@@ -25,6 +25,8 @@ var defaultAllowed = []string{
 	"crow_instance_summaries",
 	"get_project_state",
 	"crow_list_sync_conflicts",
+	PingTool,
+	CheckTool,
 }
 
 // DefaultAllowList allows the search and read tools only.

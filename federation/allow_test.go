@@ -9,7 +9,8 @@ func TestDefaultAllowList(t *testing.T) {
 	a := DefaultAllowList()
 	want := []string{
 		"crow_get_memory", "crow_instance_summaries", "crow_list_instances", "crow_list_memories",
-		"crow_list_sync_conflicts", "crow_search_memories", "crow_sync_status", "get_project_state",
+		"crow_list_sync_conflicts", "crow_peer_check", "crow_peer_ping", "crow_search_memories", "crow_sync_status",
+		"get_project_state",
 	}
 	if got := a.Tools(); !slices.Equal(got, want) {
 		t.Fatalf("Tools() = %v, want %v", got, want)

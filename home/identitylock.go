@@ -65,6 +65,14 @@ func publicOf(seed identity.Seed, instanceID string) Public {
 	}
 }
 
+// LockedAtRest reports whether the identity file of p holds an encrypted
+// blob (the seed is locked at rest, whether or not a running daemon
+// decrypted it); false when there is none or it cannot be read.
+func (p Paths) LockedAtRest() bool {
+	b, err := os.ReadFile(p.IdentityFile())
+	return err == nil && isLockedText(b)
+}
+
 // isLockedText reports whether the identity file's content is an encrypted
 // blob rather than the hex seed.
 func isLockedText(text []byte) bool {

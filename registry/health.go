@@ -45,6 +45,9 @@ type HealthDoc struct {
 	Certificate string `json:"certificate,omitempty"`
 	Challenge   string `json:"challenge,omitempty"` // hex, echoed
 	Signature   string `json:"signature,omitempty"` // hex Ed25519 over identity.ChallengeMessage
+	// Time (optional, RFC 3339 with nanoseconds) is the instance's clock
+	// when it answered: `crow doctor` compares it with its own.
+	Time string `json:"time,omitempty"`
 }
 
 // NormalizeGatewayURL checks that s is an absolute http(s) URL with a host

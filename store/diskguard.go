@@ -117,6 +117,20 @@ func (db *DB) FreeSpace() (free uint64, ok bool) {
 	return f, err == nil
 }
 
+// SpaceStatus reports the free bytes of the store's filesystem (as FreeSpace) and the
+// threshold below which writes are refused; ok is false when there is no guard or statfs
+// failed. `crow doctor` compares the two.
+func (db *DB) SpaceStatus() (free, threshold uint64, ok bool) {
+	if db.guard == nil {
+		return 0, 0, false
+	}
+	f, total, err := db.guard.read()
+	if err != nil {
+		return 0, 0, false
+	}
+	return f, db.guard.threshold(total), true
+}
+
 // RefusedWrites counts the calls CheckSpace refused since Open.
 func (db *DB) RefusedWrites() uint64 {
 	if db.guard == nil {

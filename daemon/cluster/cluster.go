@@ -13,9 +13,11 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,8 +43,14 @@ type Options struct {
 	// Libp2p replicates over real libp2p on loopback instead of the
 	// in-memory network.
 	Libp2p bool
-	// Clock is every node's clock (default the real one).
-	Clock clock.Clock
+	// Clock is every node's clock (default the real one); Clocks, if set,
+	// gives the nodes it names their own instead (a skewed clock).
+	Clock  clock.Clock
+	Clocks map[string]clock.Clock
+	// Announce, if set, makes the nodes it names report these sync
+	// multiaddrs (/health, their registry row). In-memory transport only:
+	// nothing ever dials them.
+	Announce map[string][]string
 	// LogLevel of the nodes' logs (default info).
 	LogLevel slog.Level
 	// Timeout bounds New's and Eventually's waits (default 30s).
@@ -259,7 +267,7 @@ func (c *Cluster) start(name, dir string) *Node {
 	log := slog.New(slog.NewTextHandler(nd.log, &slog.HandlerOptions{Level: c.opts.LogLevel})).With("instance", name)
 	d, err := daemon.New(daemon.Config{Home: h, Settings: settings, Version: "cluster"}, daemon.Deps{
 		Logger:      log,
-		Clock:       c.opts.Clock,
+		Clock:       cmp.Or(c.opts.Clocks[name], c.opts.Clock),
 		Transport:   c.transport(nd),
 		Chain:       noChain,
 		Getenv:      func(string) string { return "" },
@@ -297,8 +305,30 @@ func (c *Cluster) transport(nd *Node) func(daemon.TransportConfig) (daemon.Trans
 		if err == nil {
 			nd.tr = tr
 		}
+		if addrs, ok := c.opts.Announce[nd.Name]; ok && err == nil {
+			if c.net == nil {
+				return nil, fmt.Errorf("cluster: Announce needs the in-memory transport")
+			}
+			return announced{tr, addrs}, nil
+		}
 		return tr, err
 	}
+}
+
+// announced is a transport reporting fixed addresses.
+type announced struct {
+	daemon.Transport
+	addrs []string
+}
+
+func (a announced) Addrs() []string { return a.addrs }
+
+// Stop stops the node's daemon and waits for it (its gateway stops
+// answering); the cluster's Close still reports how it ended.
+func (n *Node) Stop() {
+	n.stop()
+	err := <-n.done
+	n.done <- err
 }
 
 // Node returns the node named name.
