@@ -569,7 +569,7 @@ func TestBrowserRecoveryView(t *testing.T) {
 	s.Wait("the confirmation", dialog+`.open && `+dialog+`.matches(':modal')`)
 	s.Check("it says what the restore does", `document.getElementById('confirm-title').textContent === 'Restore the overwritten version of memories / mem-1?'`+
 		` && `+confirmText+`.includes('The overwritten version from laptop (Lamport 11) becomes the live version of memories / mem-1 on every instance, as a new edit; the current version from home is replaced.')`+
-		` && `+confirmText+`.includes('Fields that change: category, content, tags.') && document.getElementById('confirm-ok').textContent === 'Restore'`+
+		` && `+confirmText+`.includes('Fields that change: content, tags, category.') && document.getElementById('confirm-ok').textContent === 'Restore'`+
 		` && document.activeElement === document.getElementById('confirm-cancel')`)
 	s.Do("cancel", chromedp.Click(chromedp.ID("confirm-cancel")))
 	s.Wait("closed", `!`+dialog+`.open`)

@@ -80,23 +80,30 @@ export function sets(a, b) {
   };
 }
 
+// FIRST are the fields shown first (what a person reads); the others
+// follow by name.
+const FIRST = ['content', 'title', 'name', 'body', 'tags', 'project', 'category', 'importance'];
+
+function rank(k) { const i = FIRST.indexOf(k); return i < 0 ? FIRST.length : i; }
+
 // fields compares the top-level fields of two row versions, from (the
 // current) to to (the overwritten). Each entry is {field, from, to, change,
 // kind}: change is 'changed', 'removed' (only in from), 'added' (only in
-// to) or 'same'; kind says how to show it: 'text' (both strings), 'set'
-// (both lists of plain values) or 'value'.
+// to) or 'same'; kind says how to show it: 'text' (both strings, one with
+// a space: a single word or a hash is a value), 'set' (both lists of
+// plain values) or 'value'.
 export function fields(from, to) {
   if (!isObject(from) || !isObject(to)) {
     return [{ field: '(whole value)', from, to, change: canon(from) === canon(to) ? 'same' : 'changed', kind: 'value' }];
   }
-  const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort();
+  const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
   return keys.map(k => {
     const inF = Object.prototype.hasOwnProperty.call(from, k);
     const inT = Object.prototype.hasOwnProperty.call(to, k);
     const f = inF ? from[k] : undefined, t = inT ? to[k] : undefined;
     const change = inF && inT ? (canon(f) === canon(t) ? 'same' : 'changed') : inF ? 'removed' : 'added';
     let kind = 'value';
-    if (typeof f === 'string' && typeof t === 'string') kind = 'text';
+    if (typeof f === 'string' && typeof t === 'string' && (/\s/.test(f) || /\s/.test(t))) kind = 'text';
     else if ((plainList(f) || f === undefined || f === null) && (plainList(t) || t === undefined || t === null) && (plainList(f) || plainList(t))) kind = 'set';
     return { field: k, from: f, to: t, change, kind };
   });

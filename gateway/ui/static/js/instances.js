@@ -85,9 +85,10 @@ function makeInvite() {
 }
 
 
-// ist is the page's state: this instance's id and role, and whether an
-// action is in flight.
-const ist = { self: '', role: '', busy: false };
+// ist is the page's state: this instance's id and role, whether an action
+// is in flight, and the last registry and status read (shown again once
+// the role is known: only home revokes).
+const ist = { self: '', role: '', busy: false, last: null };
 
 // load reads the registry and the replication status and shows them.
 async function loadAll() {
@@ -98,7 +99,8 @@ async function loadAll() {
       return { error: err.message };
     })
   ]);
-  render(obj(inst), obj(st));
+  ist.last = [obj(inst), obj(st)];
+  render(...ist.last);
   return obj(inst);
 }
 
@@ -244,7 +246,8 @@ boot({
       const why = h.error ? 'GET /health: ' + h.error : 'its role is ' + (role ? '"' + role + '"' : 'not given');
       ist.role = role;
       showInviteRole(role, homeRow && role !== 'home' ? str(homeRow.gateway_url) : '', why);
-      return loadAll();
-    }, () => { /* the key form is shown */ }).catch(failed('Could not load the instances'));
+      if (ist.last) render(...ist.last);
+    }, () => { /* the key form is shown */ });
+    loadAll().catch(failed('Could not load the instances'));
   }
 });
