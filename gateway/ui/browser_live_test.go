@@ -107,6 +107,7 @@ func TestBrowserAgainstDaemons(t *testing.T) {
 		s.Do("scroll to #"+id, chromedp.Evaluate[chromedp.Void](`document.getElementById(`+uitest.JS(id)+`).scrollIntoView({block: 'start'})`))
 	}
 
+	s.Viewport(1280, 1200, false) // a desktop, tall enough for a conflict's diff
 	s.Do("open /ui/memories", chromedp.Navigate(home.URL+"/ui/memories"))
 	s.Wait("the key form", `document.getElementById('login') && !document.getElementById('login').hidden`)
 	s.Do("enter home's owner key", chromedp.SendKeys(chromedp.ID("login-key"), home.APIKey), chromedp.Click(chromedp.ID("login-submit")))

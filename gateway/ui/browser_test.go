@@ -226,6 +226,11 @@ func newFakeAPI() *fakeAPI {
 				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
 				"versions": []map[string]any{checked(1, hashV1, "missing", hashV1, 4, 11), checked(2, hashV2, "pending", "", 0, 0)},
 				"verified": false, "how_to_verify": howTo},
+			// zeta: its only version, final.
+			"zeta": map[string]any{"project": "zeta", "project_id": "0x" + strings.Repeat("9e", 32),
+				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
+				"versions": []map[string]any{checked(1, hashV1, "final", hashV1, 1, 3)},
+				"verified": true, "how_to_verify": howTo},
 			// epsilon: read on an instance with no chain.
 			"epsilon": map[string]any{"project": "epsilon", "project_id": "0x" + strings.Repeat("8d", 32), "chain": nil,
 				"versions": []map[string]any{checked(1, hashV1, "unverified", hashV1, 1, 3)},
@@ -647,7 +652,7 @@ func TestBrowserRecoveryView(t *testing.T) {
 	s.Do("resolve all", chromedp.Click(chromedp.ID("resolve-all")))
 	s.Wait("the confirmation", dialog+`.open`)
 	s.Check("it says how many", `document.getElementById('confirm-title').textContent === 'Resolve 1 unresolved conflict?'`+
-		` && `+confirmText+`.startsWith('Resolve all: 1 unresolved conflict in all tables (the one listed) will be resolved by keeping its current versions.')`+
+		` && `+confirmText+`.startsWith('Resolve all: 1 unresolved conflict in all tables (the one listed) will be resolved by keeping its current version.')`+
 		` && document.getElementById('confirm-ok').textContent === 'Resolve 1 conflict'`)
 	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("an empty unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
@@ -822,6 +827,10 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 			` && r.querySelector('[data-field="status"]').textContent === 'included in a block, waiting for confirmations'`+
 			` && r.querySelector('[data-field="packet_download"]').getAttribute('download') === 'crow-gamma-v2-packet.json')(`+row(2)+`)`)
 	s.Check("version 1 final", `(b => b.textContent === 'final' && b.classList.contains('ok'))(`+row(1)+`.querySelector('.badge'))`)
+
+	// One version: "the only version", not "all 1 version".
+	s.Do("verify zeta", setValue("verify-name", "zeta"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the verdict on zeta", verdict+`.className === 'verdict ok' && `+verdict+`.textContent === 'Verified: the only version of zeta is in a root anchored on chain, with a matching hash and proof.'`)
 
 	// A root the chain does not have, and a version not anchored yet.
 	s.Do("verify delta", setValue("verify-name", "delta"), chromedp.Click(chromedp.ID("verify-submit")))

@@ -378,7 +378,7 @@ async function resolveAll() {
   const scope = cs.table ? 'in table ' + cs.table : 'in all tables';
   const count = (cs.unresolvedOnly && cs.cursor ? 'at least ' : '') + plural(n, 'unresolved conflict');
   const ok = await confirmAction('Resolve ' + count + '?', [
-    'Resolve all: ' + count + ' ' + scope + ' (the ' + (n === 1 ? 'one' : 'ones') + ' listed' + (cs.cursor ? ' and more not loaded yet' : '') + ') will be resolved by keeping ' + (n === 1 ? 'its' : 'their') + ' current versions.',
+    'Resolve all: ' + count + ' ' + scope + ' (the ' + (n === 1 ? 'one' : 'ones') + ' listed' + (cs.cursor ? ' and more not loaded yet' : '') + ') will be resolved by keeping ' + (n === 1 ? 'its current version.' : 'their current versions.'),
     'No row is written: the overwritten versions are not brought back. They stay listed under "Show: All".'
   ], 'Resolve ' + (cs.cursor ? 'all' : plural(n, 'conflict')), true);
   if (!ok) return;
