@@ -96,7 +96,7 @@ func TestProjectsAndVerifyPagesInABrowser(t *testing.T) {
 	s.Check("the name is pre-filled and titled", `document.getElementById('verify-name').value === `+uitest.JS(project)+
 		` && document.getElementById('verify-title').textContent === `+uitest.JS("Project "+project))
 	s.Check("the verdict says verified",
-		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: all 1 version of "+project+" are in roots anchored on chain, with matching hashes and proofs.")+`)(`+verdict+`)`)
+		`(v => v.className === 'verdict ok' && v.dataset.verified === 'true' && v.textContent === `+uitest.JS("Verified: the only version of "+project+" is in a root anchored on chain, with a matching hash and proof.")+`)(`+verdict+`)`)
 	s.Check("the chain and the project id are REST's",
 		`document.querySelector('#verify-meta [data-field="project_id"]').textContent === `+uitest.JS(doc.ProjectID)+
 			` && document.querySelector('#verify-meta [data-field="chain"]').textContent.startsWith('embedded (chain id ')`)

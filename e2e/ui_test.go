@@ -32,14 +32,14 @@ const (
 )
 
 // newUITab launches headless Chromium and opens a tab on base within the
-// test's budget b: the only dialog expected is the confirm of Resolve all.
+// test's budget b: no window dialog is expected.
 func newUITab(t *testing.T, execPath, base string, b uitest.Budget) *uitest.Tab {
 	t.Helper()
 	return uitest.NewTab(t, execPath, base, uitest.Options{
 		Budget:  b,
 		Poll:    uiWait - time.Second,
 		Start:   uiWait,
-		Confirm: "confirm: Resolve all ",
+		Confirm: "(none: the pages confirm with their own dialog element)",
 	})
 }
 
@@ -182,7 +182,8 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	s.Clean("the conflict list")
 
 	// --- The first conflict: both versions side by side.
-	s.Do("open the first conflict", chromedp.Click(chromedp.CSS(`button[data-open=`+uitest.JS(restoreID)+`]`)))
+	s.Do("open the first conflict", chromedp.Evaluate[chromedp.Void](`document.querySelector('button[data-open=`+uitest.JS(restoreID)+`]').scrollIntoView({block: 'center'})`),
+		chromedp.Click(chromedp.CSS(`button[data-open=`+uitest.JS(restoreID)+`]`)))
 	s.Wait("its detail", `!document.getElementById('detail').hidden && document.getElementById('detail-title').textContent === `+uitest.JS("Conflict on memories / "+restoreMem))
 	s.Check("the current version's text", `document.querySelector('#version-current pre').textContent.includes(`+uitest.JS(uitest.JS(current))+`)`)
 	s.Check("the overwritten version's text", `document.querySelector('#version-overwritten pre').textContent.includes(`+uitest.JS(uitest.JS(lost))+`)`)
@@ -191,17 +192,22 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	names := map[string]string{instanceID(home): "home", instanceID(a): "laptop", instanceID(b): "vps"}
 	for side, inst := range map[string]string{"current": restoreRec.WinningInstanceID, "overwritten": restoreRec.LosingInstanceID} {
 		s.Wait("the "+side+" version's instance named from /v1/instances",
-			`document.querySelector('#version-`+side+` [data-field="instance"]').textContent === `+uitest.JS(names[inst]+" ("+inst+")"))
+			`document.querySelector('#version-`+side+` [data-field="instance"]').textContent === `+uitest.JS(names[inst])+
+				` && document.querySelector('#version-`+side+` dd[data-field="instance_id"]').textContent === `+uitest.JS(inst))
 	}
 	s.Check("restore offered", `!document.getElementById('restore').disabled && document.getElementById('restore-note').hidden`)
 	s.Clean("the detail")
 
 	// --- Restore: a new edit that replicates, and a resolution that does too.
 	s.Do("click Restore", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the confirmation naming the version that becomes live", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-text').textContent.includes(`+
+		uitest.JS("The overwritten version from "+names[restoreRec.LosingInstanceID])+`)`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("the restore reported and the conflict gone from the list",
 		`document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes(`+uitest.JS("Restored the overwritten version of memories / "+restoreMem)+`) && `+
 			uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id=`+uitest.JS(restoreID)+`]')`)
 	s.Check("the detail reads resolved · restored", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('restore').disabled && document.getElementById('keep').disabled`)
+	s.Wait("the live row read again: the restored version", `document.querySelector('#detail-meta [data-field="live"]').dataset.side === 'losing' && document.querySelector('#version-overwritten h3 .sub').textContent === '(losing, restored: live now)'`)
 	Eventually(t, within(), "the overwritten text and the restore resolution on every instance", func() bool {
 		for _, d := range all {
 			if c := conflictOn(d, restoreID); !c.Resolved || c.Resolution != "restore" {
@@ -213,9 +219,12 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 	s.Clean("after restore")
 
 	// --- Restore of the stale conflict: the daemon's 409 is shown; nothing changes.
-	s.Do("open the stale conflict", chromedp.Click(chromedp.CSS(`button[data-open=`+uitest.JS(staleID)+`]`)))
+	s.Do("open the stale conflict", chromedp.Evaluate[chromedp.Void](`document.querySelector('button[data-open=`+uitest.JS(staleID)+`]').scrollIntoView({block: 'center'})`),
+		chromedp.Click(chromedp.CSS(`button[data-open=`+uitest.JS(staleID)+`]`)))
 	s.Wait("its detail", `document.getElementById('detail-title').textContent === `+uitest.JS("Conflict on memories / "+staleMem)+` && !document.getElementById('restore').disabled`)
 	s.Do("click Restore on the stale conflict", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the confirmation", `document.getElementById('confirm-dialog').open`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("the 409 message", `(s => !s.hidden && s.className === 'error' && s.textContent.startsWith('Restore refused for memories / ') && s.textContent.includes('stale'))(document.getElementById('status'))`)
 	s.Wait("the stale conflict still listed unresolved, keep offered", uitest.Count(`#conflict-list tbody tr[data-id=`+uitest.JS(staleID)+`]`)+` === 1 && `+uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.getElementById('keep').disabled`)
 	if _, err := Call(home, app.ConflictsRestore, app.ConflictID{ID: staleID}); client.StatusOf(err) != 409 || !strings.Contains(fmt.Sprint(err), "stale") {
@@ -233,10 +242,12 @@ func TestRecoveryViewInABrowser(t *testing.T) {
 
 	// --- Resolve all (confirmed): nothing unresolved anywhere.
 	s.Do("click Resolve all", chromedp.Click(chromedp.ID("resolve-all")))
+	s.Wait("the confirmation saying how many", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-title').textContent === 'Resolve 2 unresolved conflicts?'`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("an empty unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
 	s.Check("resolve all reported", `document.getElementById('status').textContent === 'Resolved 2 conflicts by keeping the current versions.'`)
-	if d := s.Dialogs(); len(d) != 1 || !strings.HasPrefix(d[0], "confirm: Resolve all unresolved conflicts of all tables") {
-		t.Errorf("dialogs: %q, want one confirm of Resolve all", d)
+	if d := s.Dialogs(); len(d) != 0 {
+		t.Errorf("window dialogs %q: the page confirms with its own dialog element", d)
 	}
 	Eventually(t, within(), "no unresolved conflict on any instance", func() bool {
 		for _, d := range all {

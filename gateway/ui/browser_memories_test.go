@@ -144,7 +144,7 @@ func TestBrowserMemoriesForget(t *testing.T) {
 		` && r.querySelector('[data-field="content"]').textContent === `+uitest.JS("the launch is on friday "+xss)+
 		` && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(1 min ago\)$/.test(r.querySelector('[data-field="created_at"]').textContent))(`+row(mem3)+`)`)
 	s.Check("a memory home has not numbered", row(mem2)+`.querySelector('[data-field="number"]').textContent === 'not numbered yet'`)
-	s.Check("a Forget… button per memory", uitest.Count(`#memory-list button[data-forget]`)+` === 3 && `+row(mem3)+`.querySelector('button').textContent === 'Forget…'`)
+	s.Check("a Forget… button per memory", uitest.Count(`#memory-list button[data-forget]`)+` === 3 && `+row(mem3)+`.querySelector('button[data-forget]').textContent === 'Forget…'`)
 	s.Check("no dialog open yet", `!`+dialog+`.open`)
 	s.Clean("memories list")
 

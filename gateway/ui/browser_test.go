@@ -88,9 +88,10 @@ type fakeAPI struct {
 	healthDown bool         // GET /health answers 503
 	invites    []fakeInvite // every POST /v1/instances/invite, in order
 
-	memories []map[string]any // live memories, newest first (see memoryRoutes)
-	forgets  []fakeForget     // every POST /v1/memory/{id}/forget, in order
-	searches []string         // the q of every GET /v1/memories/search
+	memories []map[string]any    // live memories, newest first (see memoryRoutes)
+	rows     map[string]*fakeRow // table/row_id -> the live row of a conflict
+	forgets  []fakeForget        // every POST /v1/memory/{id}/forget, in order
+	searches []string            // the q of every GET /v1/memories/search
 }
 
 // Hashes of the fake project state versions.
@@ -146,7 +147,7 @@ const staleMsg = "stale: memories/mem-2 changed since the conflict was recorded;
 
 func newFakeAPI() *fakeAPI {
 	now := time.Now().UTC().Truncate(time.Second)
-	return &fakeAPI{
+	f := &fakeAPI{
 		role:     "home",
 		memories: fakeMemories(now),
 		conflicts: []*fakeConflict{
@@ -170,6 +171,14 @@ func newFakeAPI() *fakeAPI {
 				WinningData:      map[string]any{"content": "laptop edit"},
 				LosingInstanceID: "inst-home", LosingLamportTS: 8, LosingVV: map[string]uint64{"inst-home": 8},
 				LosingData: map[string]any{"content": "home edit"},
+			},
+			{
+				// The laptop deleted mem-4 while home edited it; home's edit won.
+				ID: "c4", TableName: "memories", RowID: "mem-4", Op: "delete", CreatedAt: now.Add(-4 * time.Minute),
+				WinningInstanceID: "inst-home", WinningLamportTS: 6, WinningVV: map[string]uint64{"inst-home": 6},
+				WinningData:      map[string]any{"content": "kept by home", "tags": []string{"x"}},
+				LosingInstanceID: "inst-laptop", LosingLamportTS: 5, LosingVV: map[string]uint64{"inst-laptop": 5},
+				LosingDeleted: true,
 			},
 		},
 		notifications: []*fakeNotification{
@@ -217,11 +226,37 @@ func newFakeAPI() *fakeAPI {
 				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
 				"versions": []map[string]any{checked(1, hashV1, "missing", hashV1, 4, 11), checked(2, hashV2, "pending", "", 0, 0)},
 				"verified": false, "how_to_verify": howTo},
+			// zeta: its only version, final.
+			"zeta": map[string]any{"project": "zeta", "project_id": "0x" + strings.Repeat("9e", 32),
+				"chain":    map[string]any{"kind": "embedded", "chain_id": 1337, "contract": contract},
+				"versions": []map[string]any{checked(1, hashV1, "final", hashV1, 1, 3)},
+				"verified": true, "how_to_verify": howTo},
 			// epsilon: read on an instance with no chain.
 			"epsilon": map[string]any{"project": "epsilon", "project_id": "0x" + strings.Repeat("8d", 32), "chain": nil,
 				"versions": []map[string]any{checked(1, hashV1, "unverified", hashV1, 1, 3)},
 				"verified": false, "how_to_verify": howTo},
 		},
+	}
+	f.liveRows()
+	return f
+}
+
+// fakeRow is the live row of a conflict (GET /v1/tables/{table}/rows/{row_id}).
+type fakeRow struct {
+	Table      string         `json:"table"`
+	RowID      string         `json:"row_id"`
+	Data       map[string]any `json:"data"`
+	Deleted    bool           `json:"deleted"`
+	InstanceID string         `json:"instance_id"`
+	LamportTS  uint64         `json:"lamport_ts"`
+}
+
+// liveRows makes the live row of each conflict: its winning version.
+func (f *fakeAPI) liveRows() {
+	f.rows = map[string]*fakeRow{}
+	for _, c := range f.conflicts {
+		f.rows[c.TableName+"/"+c.RowID] = &fakeRow{Table: c.TableName, RowID: c.RowID, Data: c.WinningData,
+			Deleted: c.WinningDeleted, InstanceID: c.WinningInstanceID, LamportTS: c.WinningLamportTS}
 	}
 }
 
@@ -323,6 +358,8 @@ func (f *fakeAPI) handler() http.Handler {
 			writeErr(w, http.StatusConflict, "%s", staleMsg)
 		default:
 			f.resolve(c, "restore")
+			row := f.rows[c.TableName+"/"+c.RowID]
+			row.Data, row.Deleted, row.InstanceID, row.LamportTS = c.LosingData, c.LosingDeleted, f.self(), row.LamportTS+10
 			writeJSON(w, http.StatusOK, map[string]any{"conflict": c, "row": map[string]any{"table": c.TableName, "row_id": c.RowID, "data": c.LosingData}})
 		}
 	})
@@ -345,6 +382,14 @@ func (f *fakeAPI) handler() http.Handler {
 			}
 		}
 		writeJSON(w, http.StatusOK, map[string]int{"resolved": n})
+	})
+	mux.HandleFunc("GET /v1/tables/{table}/rows/{row_id}", func(w http.ResponseWriter, r *http.Request) {
+		row := f.rows[r.PathValue("table")+"/"+r.PathValue("row_id")]
+		if row == nil || row.Deleted && r.URL.Query().Get("deleted") != "true" {
+			writeErr(w, http.StatusNotFound, "no row %s in %s", r.PathValue("row_id"), r.PathValue("table"))
+			return
+		}
+		writeJSON(w, http.StatusOK, row)
 	})
 	mux.HandleFunc("GET /v1/notifications", func(w http.ResponseWriter, r *http.Request) {
 		unread := 0
@@ -446,6 +491,15 @@ func (f *fakeAPI) handler() http.Handler {
 // (the caller registers the server's Close with t.Cleanup first, so the
 // browser goes before it). Every wait is bounded by 10 s, the whole test,
 // browser included, ends within a minute whatever happens.
+// centred clicks the element sel after scrolling it to the middle of the
+// view: the sticky status area covers the top of it.
+func centred(sel string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(` + uitest.JS(sel) + `).scrollIntoView({block: 'center'})`),
+		chromedp.Click(chromedp.CSS(sel)),
+	}
+}
+
 func startBrowser(t *testing.T, base string) *uitest.Tab {
 	t.Helper()
 	execPath := uitest.FindBrowser(t, "the web UI browser test")
@@ -453,7 +507,7 @@ func startBrowser(t *testing.T, base string) *uitest.Tab {
 		Budget:  uitest.Budget{Wait: 10 * time.Second, Total: time.Minute, Deadline: time.Now().Add(time.Minute)},
 		Poll:    8 * time.Second,
 		Start:   time.Minute,
-		Confirm: "confirm: ",
+		Confirm: "(no window dialog is expected: the pages confirm with their own dialog element)",
 	})
 }
 
@@ -463,6 +517,8 @@ func TestBrowserRecoveryView(t *testing.T) {
 	srv := httptest.NewServer(api.handler())
 	t.Cleanup(srv.Close)
 	s := startBrowser(t, srv.URL)
+	dialog := `document.getElementById('confirm-dialog')`
+	confirmText := `document.getElementById('confirm-text').textContent`
 
 	// --- The key form: no key yet, then a wrong key (401), then the right one.
 	s.Do("open /ui/conflicts", chromedp.Navigate(s.Base+"/ui/conflicts"))
@@ -475,52 +531,105 @@ func TestBrowserRecoveryView(t *testing.T) {
 	s.Check("the refused key is forgotten", `sessionStorage.getItem('crow-api-key') === null && !document.getElementById('login').hidden && document.getElementById('content').hidden`)
 
 	s.Do("enter the key", chromedp.SendKeys(chromedp.ID("login-key"), testKey), chromedp.Click(chromedp.ID("login-submit")))
-	s.Wait("3 unresolved conflicts", uitest.Count(`#conflict-list tbody tr`)+` === 3`)
+	s.Wait("4 unresolved conflicts", uitest.Count(`#conflict-list tbody tr`)+` === 4`)
 	s.Check("the key is kept for the tab", `sessionStorage.getItem('crow-api-key') === 'testkey' && document.getElementById('login').hidden`)
-	s.Check("newest first", `[...document.querySelectorAll('#conflict-list tbody tr')].map(r => r.dataset.id).join() === 'c1,c2,c3'`)
+	s.Check("newest first", `[...document.querySelectorAll('#conflict-list tbody tr')].map(r => r.dataset.id).join() === 'c1,c2,c3,c4'`)
+	s.Check("the list names the instances, the ids on hover",
+		`(r => r.querySelector('[data-field="winning"]').textContent === 'home' && r.querySelector('[data-field="winning"]').title === 'inst-home'`+
+			` && r.querySelector('[data-field="losing"]').textContent === 'laptop' && r.querySelector('[data-field="losing"]').title === 'inst-laptop'`+
+			` && r.querySelector('[data-field="instances"]').textContent === 'home @12 vs laptop @11')(document.querySelector('#conflict-list tr[data-id="c1"]'))`)
 
 	// --- Detail of c1: both versions side by side and the per-field diff.
-	s.Do("open c1", chromedp.Click(chromedp.CSS(`button[data-open="c1"]`)))
+	s.Do("open c1", centred(`button[data-open="c1"]`)...)
 	s.Wait("the detail of c1", `!document.getElementById('detail').hidden && document.getElementById('detail-title').textContent.includes('mem-1')`)
 	s.Check("current version: instance, lamport, deleted flag",
 		`(t => t.includes('inst-home') && t.includes('12') && t.includes('Deleted') && t.includes('no') && t.includes('the current text'))(document.getElementById('version-current').textContent)`)
 	s.Check("overwritten version: instance, lamport, data",
 		`(t => t.includes('inst-laptop') && t.includes('11') && t.includes('"category": "old"'))(document.getElementById('version-overwritten').textContent)`)
-	s.Wait("instance names from /v1/instances", `document.querySelector('#version-current [data-field="instance"]').textContent === 'home (inst-home)'`)
+	s.Check("instance names from /v1/instances, the id in a detail line",
+		`document.querySelector('#version-current [data-field="instance"]').textContent === 'home' && document.querySelector('#version-current dd[data-field="instance_id"]').textContent === 'inst-home'`+
+			` && document.querySelector('#version-overwritten [data-field="instance"]').textContent === 'laptop' && document.querySelector('#detail-meta [data-field="between"]').textContent === 'home (current) and laptop (overwritten)'`)
+	s.Check("the live row is the current version", `(d => d.dataset.side === 'winning' && d.textContent.startsWith('the current version (as below) · written by home at Lamport 12'))(document.querySelector('#detail-meta [data-field="live"]'))`+
+		` && document.querySelector('#version-current h3 .sub').textContent === '(winning, live now)' && document.querySelector('#version-overwritten h3 .sub').textContent === '(losing)'`)
+	s.Check("the raw JSON is behind a toggle", `[...document.querySelectorAll('.versions details.raw')].every(d => !d.open && d.querySelector('summary').textContent === 'Raw JSON' && !d.querySelector('pre').checkVisibility())`)
 	s.Check("side by side", `(a => a[0].top === a[1].top && a[0].right <= a[1].left)([...document.querySelectorAll('.versions .version')].map(e => e.getBoundingClientRect()))`)
-	for field, change := range map[string]string{"content": "changed", "tags": "added", "category": "removed", "importance": "same"} {
+	for field, change := range map[string]string{"content": "changed", "tags": "removed", "category": "added", "importance": "same"} {
 		s.Check("diff marks "+field+" "+change, fmt.Sprintf(`(r => r !== null && r.dataset.change === %q && r.classList.contains('diff-%s'))(document.querySelector('#diff tr[data-field="%s"]'))`, change, change, field))
 	}
 	s.Check("a changed field is highlighted (CSS loaded under the CSP)",
 		`getComputedStyle(document.querySelector('#diff tr[data-field="content"] td')).backgroundColor !== getComputedStyle(document.querySelector('#diff tr[data-field="importance"] td')).backgroundColor`)
+	s.Check("content as a word diff: the current text removed, the overwritten added",
+		`(r => r.dataset.kind === 'text' && [...r.querySelectorAll('del.w-del')].map(e => e.textContent).join('|') === 'the current text'`+
+			` && [...r.querySelectorAll('ins.w-ins')].map(e => e.textContent).join('|') === `+uitest.JS(xss)+`)(document.querySelector('#diff tr[data-field="content"]'))`)
+	s.Check("tags as a set: a and b removed", `(r => r.dataset.kind === 'set' && [...r.querySelectorAll('.chip.removed')].map(e => e.textContent).join() === '− a,− b' && r.querySelectorAll('.chip.added').length === 0)(document.querySelector('#diff tr[data-field="tags"]'))`)
+	s.Check("a field only in the overwritten version: absent → value", `document.querySelector('#diff tr[data-field="category"] td.human').textContent === '(absent) → old'`)
+	s.Check("the summary", `document.getElementById('diff-summary').textContent.startsWith('3 fields differ: 1 changed, 1 only in overwritten, 1 only in current; 1 unchanged.')`)
 	s.Check("markup in row data is shown as text", `document.getElementById('version-overwritten').textContent.includes('<img src=x onerror=alert(1)>') && document.querySelector('#diff tr[data-field="content"]').textContent.includes('<img src=x onerror=alert(1)>')`)
 	s.Check("restore offered for an update", `!document.getElementById('restore').disabled && document.getElementById('restore-note').hidden`)
 	s.Clean("detail of c1")
 
-	// --- Restore c1: the API is called and c1 leaves the unresolved list.
+	// --- Restore c1: a confirmation that says which version becomes live;
+	// Cancel sends nothing.
 	s.Do("restore c1", chromedp.Click(chromedp.ID("restore")))
-	s.Wait("c1 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id="c1"]')`)
+	s.Wait("the confirmation", dialog+`.open && `+dialog+`.matches(':modal')`)
+	s.Check("it says what the restore does", `document.getElementById('confirm-title').textContent === 'Restore the overwritten version of memories / mem-1?'`+
+		` && `+confirmText+`.includes('The overwritten version from laptop (Lamport 11) becomes the live version of memories / mem-1 on every instance, as a new edit; the current version from home is replaced.')`+
+		` && `+confirmText+`.includes('Fields that change: content, tags, category.') && document.getElementById('confirm-ok').textContent === 'Restore'`+
+		` && document.activeElement === document.getElementById('confirm-cancel')`)
+	s.Do("cancel", chromedp.Click(chromedp.ID("confirm-cancel")))
+	s.Wait("closed", `!`+dialog+`.open`)
+	if api.called("restore c1") {
+		t.Fatal("Cancel restored c1")
+	}
+	s.Do("restore c1, confirmed", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the confirmation", dialog+`.open`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
+	s.Wait("c1 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 3 && !document.querySelector('#conflict-list tr[data-id="c1"]')`)
 	if !api.called("restore c1") {
 		t.Error("the fake API saw no restore of c1")
 	}
 	s.Check("restore reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Restored the overwritten version of memories / mem-1')`)
 	s.Check("the detail shows c1 resolved", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · restored') && document.getElementById('keep').disabled && document.getElementById('restore').disabled`)
+	s.Check("the live row re-read: the restored version is live now, not the old one",
+		`(d => d.dataset.side === 'losing' && d.textContent.startsWith('the overwritten version (it was restored) · written by home at Lamport 22'))(document.querySelector('#detail-meta [data-field="live"]'))`+
+			` && document.querySelector('#version-current h3 .sub').textContent === '(winning, no longer live)' && document.querySelector('#version-overwritten h3 .sub').textContent === '(losing, restored: live now)'`+
+			` && !document.getElementById('version-current').textContent.includes('live now')`)
 
 	// --- Restore of a stale conflict: the 409 text is shown; then Keep.
-	s.Do("open c3", chromedp.Click(chromedp.CSS(`button[data-open="c3"]`)))
+	s.Do("open c3", centred(`button[data-open="c3"]`)...)
 	s.Wait("the detail of c3", `document.getElementById('detail-title').textContent.includes('mem-2') && !document.getElementById('restore').disabled`)
 	s.Do("restore c3", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the confirmation", dialog+`.open`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("the 409 message", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes(`+uitest.JS(staleMsg)+`)`)
 	s.Wait("c3 still unresolved, keep offered", uitest.Count(`#conflict-list tbody tr[data-id="c3"]`)+` === 1 && !document.getElementById('keep').disabled`)
 	s.Do("keep c3", chromedp.Click(chromedp.ID("keep")))
-	s.Wait("c3 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 1 && !document.querySelector('#conflict-list tr[data-id="c3"]')`)
+	s.Wait("the confirmation of keep", dialog+`.open && document.getElementById('confirm-title').textContent === 'Keep the current version of memories / mem-2?'`)
+	s.Check("it says what keep does", confirmText+`.includes('The current version from laptop (Lamport 9) stays live; nothing is written to the row.')`+
+		` && `+confirmText+`.includes('The overwritten version from home is not brought back.')`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
+	s.Wait("c3 gone from the unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 2 && !document.querySelector('#conflict-list tr[data-id="c3"]')`)
 	if !api.called("keep c3") {
 		t.Error("the fake API saw no keep of c3")
 	}
 	s.Check("keep reported", `document.getElementById('status').className === 'ok' && document.getElementById('status').textContent.includes('Kept the current version of memories / mem-2')`)
 
+	// --- Delete vs update: restoring the loser deletes the row, and says so.
+	s.Do("open c4", centred(`button[data-open="c4"]`)...)
+	s.Wait("the detail of c4", `document.getElementById('detail-title').textContent.includes('mem-4') && !document.getElementById('restore').disabled`)
+	s.Check("the overwritten version is a deletion", `document.querySelector('#version-overwritten dd[data-field="deleted"]').textContent === 'yes (a tombstone)'`)
+	s.Do("restore c4", chromedp.Click(chromedp.ID("restore")))
+	s.Wait("the confirmation", dialog+`.open`)
+	s.Check("it says the restore DELETES the row", `document.getElementById('confirm-title').textContent === 'Delete memories / mem-4 by restoring?'`+
+		` && `+confirmText+`.startsWith('Restoring DELETES the row memories / mem-4 on every instance: the overwritten version is the deletion made on laptop.')`+
+		` && document.getElementById('confirm-ok').textContent === 'Restore (delete the row)'`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
+	s.Wait("c4 resolved, the row deleted", uitest.Count(`#conflict-list tbody tr`)+` === 1 && document.querySelector('#detail-meta [data-field="live"]').dataset.side === 'losing'`)
+	s.Check("the live row is the tombstone", `document.querySelector('#detail-meta [data-field="live"]').textContent.includes('(a tombstone)') && document.querySelector('#version-current h3 .sub').textContent === '(winning, no longer live)'`)
+	s.Check("restore of a delete reported", `document.getElementById('status').textContent.includes('the row is deleted on every instance')`)
+
 	// --- The insert collision: restore is not offered, with the reason.
-	s.Do("open c2", chromedp.Click(chromedp.CSS(`button[data-open="c2"]`)))
+	s.Do("open c2", centred(`button[data-open="c2"]`)...)
 	s.Wait("the detail of c2", `document.getElementById('detail-title').textContent.includes('note-7')`)
 	s.Check("restore disabled for an insert collision, with the reason",
 		`document.getElementById('restore').disabled && !document.getElementById('restore-note').hidden && document.getElementById('restore-note').textContent.includes('insert collision') && !document.getElementById('keep').disabled`)
@@ -531,6 +640,8 @@ func TestBrowserRecoveryView(t *testing.T) {
 	// The server has the last word: a restore that reaches it anyway (a page
 	// older than a server rule) shows the server's 409 text.
 	s.Do("force a restore of c2", chromedp.Evaluate[chromedp.Void](`(b => { b.disabled = false; b.click(); })(document.getElementById('restore'))`))
+	s.Wait("the confirmation", dialog+`.open`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("the 409 of the insert collision", `document.getElementById('status').className === 'error' && document.getElementById('status').textContent.includes('restore refused: notes/note-7 is an insert collision; resolve it by hand')`)
 	s.Wait("restore disabled again", `document.getElementById('restore').disabled && !document.getElementById('keep').disabled`)
 	if !api.called("restore c2") {
@@ -539,20 +650,26 @@ func TestBrowserRecoveryView(t *testing.T) {
 
 	// --- Resolve all, confirmed in the dialog.
 	s.Do("resolve all", chromedp.Click(chromedp.ID("resolve-all")))
+	s.Wait("the confirmation", dialog+`.open`)
+	s.Check("it says how many", `document.getElementById('confirm-title').textContent === 'Resolve 1 unresolved conflict?'`+
+		` && `+confirmText+`.startsWith('Resolve all: 1 unresolved conflict in all tables (the one listed) will be resolved by keeping its current version.')`+
+		` && document.getElementById('confirm-ok').textContent === 'Resolve 1 conflict'`)
+	s.Do("confirm", chromedp.Click(chromedp.ID("confirm-ok")))
 	s.Wait("an empty unresolved list", uitest.Count(`#conflict-list tbody tr`)+` === 0 && !document.getElementById('conflict-empty').hidden && document.getElementById('conflict-empty').textContent === 'No unresolved conflicts.'`)
 	if !api.called("resolve-all ") {
 		calls, _ := api.snapshot()
 		t.Errorf("the fake API saw no resolve-all of every table; calls: %v", calls)
 	}
-	if d := s.Dialogs(); len(d) != 1 || !strings.HasPrefix(d[0], "confirm: Resolve all unresolved conflicts of all tables") {
-		t.Errorf("dialogs: %q, want one confirm of Resolve all", d)
+	if d := s.Dialogs(); len(d) != 0 {
+		t.Errorf("window dialogs %q: the page must confirm with its own dialog element", d)
 	}
+	s.Check("resolve all disabled with nothing to resolve", `document.getElementById('resolve-all').disabled`)
 	s.Check("resolve all reported", `document.getElementById('status').textContent === 'Resolved 1 conflict by keeping the current versions.'`)
 	s.Check("the open detail is refreshed", `document.querySelector('#detail-meta [data-field="state"]').textContent.startsWith('resolved · kept current')`)
 
 	// --- Filters: all, then one table.
 	s.Do("show all", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'all'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-resolved'))`))
-	s.Wait("all 3 conflicts, resolved", uitest.Count(`#conflict-list tbody tr`)+` === 3 && `+uitest.Count(`#conflict-list .badge.resolved`)+` === 3`)
+	s.Wait("all 4 conflicts, resolved", uitest.Count(`#conflict-list tbody tr`)+` === 4 && `+uitest.Count(`#conflict-list .badge.resolved`)+` === 4`)
 	s.Do("only notes", chromedp.Evaluate[chromedp.Void](`(s => { s.value = 'notes'; s.dispatchEvent(new Event('change')); })(document.getElementById('filter-table'))`))
 	s.Wait("only the notes conflict", uitest.Count(`#conflict-list tbody tr`)+` === 1 && document.querySelector('#conflict-list tbody tr').dataset.id === 'c2'`)
 	s.Clean("recovery view")
@@ -710,6 +827,10 @@ func TestBrowserProjectsAndVerify(t *testing.T) {
 			` && r.querySelector('[data-field="status"]').textContent === 'included in a block, waiting for confirmations'`+
 			` && r.querySelector('[data-field="packet_download"]').getAttribute('download') === 'crow-gamma-v2-packet.json')(`+row(2)+`)`)
 	s.Check("version 1 final", `(b => b.textContent === 'final' && b.classList.contains('ok'))(`+row(1)+`.querySelector('.badge'))`)
+
+	// One version: "the only version", not "all 1 version".
+	s.Do("verify zeta", setValue("verify-name", "zeta"), chromedp.Click(chromedp.ID("verify-submit")))
+	s.Wait("the verdict on zeta", verdict+`.className === 'verdict ok' && `+verdict+`.textContent === 'Verified: the only version of zeta is in a root anchored on chain, with a matching hash and proof.'`)
 
 	// A root the chain does not have, and a version not anchored yet.
 	s.Do("verify delta", setValue("verify-name", "delta"), chromedp.Click(chromedp.ID("verify-submit")))

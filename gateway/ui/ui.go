@@ -8,9 +8,11 @@
 // invite for a new machine, SPEC §7), the notifications and the public
 // verify page.
 //
-// The pages carry no data and need no authentication: app.js asks the owner
-// for the API key, keeps it in sessionStorage and reads and changes
-// everything through the authenticated REST API (/v1/...). The verify page
+// The pages carry no data and need no authentication: their scripts (ES
+// modules under js/: one per page, loaded by a single <script
+// type="module">, and the shared api.js, dom.js, nav.js — the one header —
+// and anchors.js) ask the owner for the API key, keep it in sessionStorage
+// and read and change everything through the authenticated REST API (/v1/...). The verify page
 // is public: it calls only GET /v1/verify/{name}, never with the key, and
 // never asks for one. Every answer
 // carries a strict Content-Security-Policy (no inline script or style, no
@@ -22,6 +24,7 @@ import (
 	"embed"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 //go:embed static
@@ -57,12 +60,24 @@ var assets = map[string]*asset{
 	Prefix + "conflicts":     {file: "conflicts.html", contentType: typeHTML},
 	Prefix + "instances":     {file: "instances.html", contentType: typeHTML},
 	Prefix + "notifications": {file: "notifications.html", contentType: typeHTML},
-	Prefix + "app.js":        {file: "app.js", contentType: typeJS},
 	Prefix + "app.css":       {file: "app.css", contentType: typeCSS},
 	Prefix + "favicon.svg":   {file: "favicon.svg", contentType: typeSVG},
 }
 
+// moduleDir holds the ES modules (one per page, the shared API, DOM and
+// header modules), each served as Prefix+"js/"+name.
+const moduleDir = "js"
+
 func init() {
+	mods, err := static.ReadDir("static/" + moduleDir)
+	if err != nil {
+		panic("ui: embedded modules missing: " + err.Error())
+	}
+	for _, m := range mods {
+		if !m.IsDir() && strings.HasSuffix(m.Name(), ".js") {
+			assets[Prefix+moduleDir+"/"+m.Name()] = &asset{file: moduleDir + "/" + m.Name(), contentType: typeJS}
+		}
+	}
 	for _, a := range assets {
 		b, err := static.ReadFile("static/" + a.file)
 		if err != nil {

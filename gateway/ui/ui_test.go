@@ -64,25 +64,82 @@ func TestPagesServedWithSecurityHeaders(t *testing.T) {
 		if !strings.Contains(body, `<body data-page="`+page+`">`) {
 			t.Errorf("GET %s: body does not declare data-page=%q", path, page)
 		}
-		if !strings.Contains(body, `<script src="/ui/app.js" defer></script>`) || !strings.Contains(body, `<link rel="stylesheet" href="/ui/app.css">`) {
-			t.Errorf("GET %s: app.js or app.css not referenced", path)
+		// One module script: the page's, which imports the shared ones.
+		if !strings.Contains(body, `<script type="module" src="/ui/js/`+page+`.js"></script>`) || !strings.Contains(body, `<link rel="stylesheet" href="/ui/app.css">`) {
+			t.Errorf("GET %s: js/%s.js or app.css not referenced", path, page)
 		}
-		// The nav links every page, and marks this one as current.
-		for p, label := range map[string]string{"/ui/": "Overview", "/ui/projects": "Projects", "/ui/memories": "Memories", "/ui/conflicts": "Conflicts",
-			"/ui/instances": "Instances", "/ui/notifications": "Notifications", "/ui/verify": "Verify"} {
-			if !regexp.MustCompile(`<a href="` + regexp.QuoteMeta(p) + `"[^>]*>` + label + `</a>`).MatchString(body) {
-				t.Errorf("GET %s: nav lacks %s (%s)", path, label, p)
+		// The header is rendered by nav.js, the page names itself to it.
+		if !strings.Contains(body, `<header class="top" id="top"></header>`) || strings.Contains(body, "<nav") {
+			t.Errorf("GET %s: the page carries its own header instead of the shared one", path)
+		}
+		_, js := get(t, "GET", "/ui/js/"+page+".js")
+		if !regexp.MustCompile(`(?s)boot\((Object\.assign\()?\{\s*name: '` + page + `'`).MatchString(js) {
+			t.Errorf("js/%s.js does not boot as page %q", page, page)
+		}
+	}
+	// The one nav links every page.
+	_, nav := get(t, "GET", "/ui/js/nav.js")
+	for p, label := range map[string]string{"/ui/": "Overview", "/ui/projects": "Projects", "/ui/memories": "Memories", "/ui/conflicts": "Conflicts",
+		"/ui/instances": "Instances", "/ui/notifications": "Notifications", "/ui/verify": "Verify"} {
+		if !strings.Contains(nav, `'`+p+`', '`+label+`']`) {
+			t.Errorf("nav.js lacks %s (%s)", label, p)
+		}
+	}
+}
+
+// modules returns every ES module the pages use, by path, and their text
+// together.
+func modules(t *testing.T) (map[string]string, string) {
+	t.Helper()
+	mods := map[string]string{}
+	var all strings.Builder
+	for _, p := range ui.Paths() {
+		if strings.HasPrefix(p, "/ui/js/") {
+			_, js := get(t, "GET", p)
+			mods[p] = js
+			all.WriteString(js)
+		}
+	}
+	if len(mods) < 10 {
+		t.Fatalf("only %d modules served: %v", len(mods), mods)
+	}
+	return mods, all.String()
+}
+
+// TestModulesImportServedModules: every import of a module names a module
+// that is served (a relative ./name.js under /ui/js/), so no page fails to
+// load; and every module is imported by a page's module or another one.
+func TestModulesImportServedModules(t *testing.T) {
+	mods, _ := modules(t)
+	imported := map[string]bool{}
+	for _, page := range pages {
+		imported["/ui/js/"+page+".js"] = true
+	}
+	re := regexp.MustCompile(`(?m)^import [^;]*? from '([^']+)';`)
+	for p, js := range mods {
+		for _, m := range re.FindAllStringSubmatch(js, -1) {
+			if !strings.HasPrefix(m[1], "./") {
+				t.Errorf("%s imports %q: only ./name.js modules of this UI", p, m[1])
+				continue
 			}
+			target := "/ui/js/" + strings.TrimPrefix(m[1], "./")
+			if _, ok := mods[target]; !ok {
+				t.Errorf("%s imports %s, which is not served", p, target)
+			}
+			imported[target] = true
 		}
-		if !strings.Contains(body, `<a href="`+path+`" aria-current="page">`) {
-			t.Errorf("GET %s: nav does not mark the current page", path)
+	}
+	for p := range mods {
+		if !imported[p] {
+			t.Errorf("%s is served but no page uses it", p)
 		}
 	}
 }
 
 func TestAssetsContentTypes(t *testing.T) {
 	for path, ct := range map[string]string{
-		"/ui/app.js":      "text/javascript; charset=utf-8",
+		"/ui/js/api.js":   "text/javascript; charset=utf-8",
+		"/ui/js/nav.js":   "text/javascript; charset=utf-8",
 		"/ui/app.css":     "text/css; charset=utf-8",
 		"/ui/favicon.svg": "image/svg+xml",
 	} {
@@ -100,7 +157,7 @@ func TestAssetsContentTypes(t *testing.T) {
 func TestUnknownPathsAre404(t *testing.T) {
 	for _, path := range []string{"/ui/nope", "/ui/conflicts/", "/ui/conflicts/x", "/ui/index.html", "/ui/static/app.js",
 		"/ui/verify/", "/ui/verify/alpha", "/ui/projects/alpha", "/ui/verify.html", "/ui/memories/", "/ui/memories.html",
-		"/ui/app.js.map", "/ui/conflicts.html", "/ui/ui.go", "/v1/sync/conflicts", "/ui/..%2fui.go"} {
+		"/ui/app.js.map", "/ui/app.js", "/ui/js/", "/ui/js", "/ui/js/nope.js", "/ui/static/js/api.js", "/ui/conflicts.html", "/ui/ui.go", "/v1/sync/conflicts", "/ui/..%2fui.go"} {
 		res, _ := get(t, "GET", path)
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404", path, res.StatusCode)
@@ -173,25 +230,28 @@ func TestNoInlineCode(t *testing.T) {
 	}
 }
 
-// TestAppJSUsesNoHTMLSinks: rows carry arbitrary user text, so the script
+// TestModulesUseNoHTMLSinks: rows carry arbitrary user text, so the scripts
 // must build the DOM with text nodes only.
-func TestAppJSUsesNoHTMLSinks(t *testing.T) {
-	_, js := get(t, "GET", "/ui/app.js")
-	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
-		"new Function", "setAttribute('style'", ".style.", "createContextualFragment", "DOMParser"} {
-		if strings.Contains(js, sink) {
-			t.Errorf("app.js uses %s", sink)
+func TestModulesUseNoHTMLSinks(t *testing.T) {
+	mods, all := modules(t)
+	for p, js := range mods {
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
+			"new Function", "setAttribute('style'", ".style.", "createContextualFragment", "DOMParser"} {
+			if strings.Contains(js, sink) {
+				t.Errorf("%s uses %s", p, sink)
+			}
 		}
 	}
-	if !strings.Contains(js, "textContent") || !strings.Contains(js, "createTextNode") {
-		t.Error("app.js renders no text nodes: the check above would pass vacuously")
+	if !strings.Contains(all, "textContent") || !strings.Contains(all, "createTextNode") {
+		t.Error("the modules render no text nodes: the check above would pass vacuously")
 	}
 }
 
-// TestAppJSElementIDs: every element app.js looks up by id exists in a page
-// or is created by app.js itself, so a renamed id cannot silently break a page.
-func TestAppJSElementIDs(t *testing.T) {
-	_, js := get(t, "GET", "/ui/app.js")
+// TestModulesElementIDs: every element the modules look up by id exists in
+// a page or is created by a module itself, so a renamed id cannot silently
+// break a page.
+func TestModulesElementIDs(t *testing.T) {
+	_, js := modules(t)
 	var html strings.Builder
 	for path := range pages {
 		_, body := get(t, "GET", path)
@@ -199,7 +259,7 @@ func TestAppJSElementIDs(t *testing.T) {
 	}
 	ids := regexp.MustCompile(`\$\('([A-Za-z0-9_-]+)'\)|setText\('([A-Za-z0-9_-]+)'|renderRows\('([A-Za-z0-9_-]+)', '([A-Za-z0-9_-]+)'|renderVersion\('([A-Za-z0-9_-]+)'`).FindAllStringSubmatch(js, -1)
 	if len(ids) < 20 {
-		t.Fatalf("found only %d id lookups in app.js", len(ids))
+		t.Fatalf("found only %d id lookups in the modules", len(ids))
 	}
 	for _, m := range ids {
 		for _, id := range m[1:] {
@@ -207,7 +267,7 @@ func TestAppJSElementIDs(t *testing.T) {
 				continue
 			}
 			if !strings.Contains(html.String(), `id="`+id+`"`) && !strings.Contains(js, `id: '`+id+`'`) {
-				t.Errorf("app.js looks up #%s, which no page has and app.js does not create", id)
+				t.Errorf("a module looks up #%s, which no page has and no module creates", id)
 			}
 		}
 	}
@@ -252,7 +312,7 @@ func TestPathsListsEveryPage(t *testing.T) {
 }
 
 // TestVerifyPageIsPublic: the verify page asks for a project name, not for
-// the key, and app.js treats it as a public page that calls only the public
+// the key, and js/verify.js is a public page that calls only the public
 // endpoint without the key (the browser test checks what is sent).
 func TestVerifyPageIsPublic(t *testing.T) {
 	_, body := get(t, "GET", "/ui/verify")
@@ -262,19 +322,22 @@ func TestVerifyPageIsPublic(t *testing.T) {
 	if strings.Contains(body, `type="password"`) || strings.Contains(body, "login") {
 		t.Error("/ui/verify: the page itself asks for a key")
 	}
-	_, js := get(t, "GET", "/ui/app.js")
+	_, api := get(t, "GET", "/ui/js/api.js")
 	for _, want := range []string{
-		"var verifyPage = {\n    public: true,",
 		"return request('GET', path, undefined, '');",
-		"if (isPublicPage()) return; // never ask for the key where none is needed",
+		"if (page && page.public) return; // never ask for the key where none is needed",
 	} {
-		if !strings.Contains(js, want) {
-			t.Errorf("app.js lacks %q", want)
+		if !strings.Contains(api, want) {
+			t.Errorf("api.js lacks %q", want)
 		}
 	}
-	verify := js[strings.Index(js, "// ---- verify (public)"):]
-	verify = verify[:strings.Index(verify, "var pages = {")]
-	if strings.Contains(verify, "api(") || strings.Contains(verify, "currentKey") {
-		t.Error("the verify page's code calls the keyed API")
+	for _, p := range []string{"/ui/js/verify.js", "/ui/js/anchors.js"} {
+		_, js := get(t, "GET", p)
+		if p == "/ui/js/verify.js" && !strings.Contains(js, "var verifyPage = {\n  public: true,") {
+			t.Errorf("%s: the verify page is not declared public", p)
+		}
+		if strings.Contains(js, "api(") || strings.Contains(js, "currentKey") || regexp.MustCompile(`import \{[^}]*\bapi\b`).MatchString(js) {
+			t.Errorf("%s: the verify page's code calls the keyed API", p)
+		}
 	}
 }

@@ -7,6 +7,7 @@ package uitest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -312,4 +313,29 @@ func NewTab(t testing.TB, execPath, base string, o Options) *Tab {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// Viewport sets the size of the tab's view in CSS pixels; mobile emulates a
+// phone (a mobile viewport, touch).
+func (s *Tab) Viewport(width, height int64, mobile bool) {
+	s.t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulatePortrait}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	} else {
+		opts = []chromedp.EmulateViewportOption{chromedp.EmulateLandscape}
+	}
+	s.Do(fmt.Sprintf("set the viewport to %dx%d", width, height), chromedp.EmulateViewport(width, height, opts...))
+}
+
+// Screenshot captures what the view shows now, as PNG.
+func (s *Tab) Screenshot(what string) []byte {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout())
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		s.t.Fatalf("screenshot of %s: %v%s", what, err, s.failure())
+	}
+	return png
 }
