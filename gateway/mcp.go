@@ -82,21 +82,31 @@ const mcpInstructions = `crow keeps one person's memories in sync across their m
 Store durable facts, decisions and preferences with crow_store_memory; find them with crow_search_memories
 (full text) or crow_list_memories (newest first, with filters); read, correct or delete one by id with
 crow_get_memory, crow_update_memory and crow_delete_memory. crow_list_instances shows the machines;
-crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.`
+crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.
+Resources: crow://instances, crow://memory/{number}, crow://project/{name}/state. Prompts: consolidate_project,
+review_sync_conflicts.`
 
 // newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
 // labels its tool-call metrics.
 func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 	sessions := newMCPSessions() // mcpwire.go: session table + wire rules
-	ms := server.NewMCPServer("crow", s.app.Self().Version,
-		server.WithHooks(sessions.hooks()),
+	hooks := sessions.hooks()
+	opts := []server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
 		server.WithInstructions(mcpInstructions),
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
-	)
+	}
+	if endpoint == "mcp" { // resources and prompts: this instance's, not routed (mcp_resources.go)
+		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	}
+	ms := server.NewMCPServer("crow", s.app.Self().Version, opts...)
 	for _, t := range tools {
 		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.mcpHandler(t)))
+	}
+	if endpoint == "mcp" {
+		s.addResourcesAndPrompts(ms, hooks)
 	}
 	return mcpWire(sessions, MaxMCPBodyBytes, server.NewStreamableHTTPServer(ms, append(sessions.transportOptions(),
 		server.WithStreamableHTTPLogger(s.log.With("endpoint", "mcp")),
