@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/changes"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
@@ -110,6 +111,9 @@ type Deps struct {
 	// Reenroll recovers a forked copy (nil: instance.reenroll is
 	// unavailable, sync.status shows no fork).
 	Reenroll *reenroll.Manager
+	// Changes answers what the other instances changed since a cursor (nil:
+	// changes.since is unavailable).
+	Changes *changes.Service
 }
 
 // App runs the operations of the table over Deps.

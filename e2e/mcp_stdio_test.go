@@ -70,6 +70,11 @@ type stdioOut struct {
 		IsError bool   `json:"isError"`
 		Text    string `json:"text"`
 	} `json:"tool_error"`
+	Changes struct {
+		Client string `json:"client"`
+		Cursor string `json:"cursor"`
+		Total  int    `json:"total"`
+	} `json:"changes"`
 	Resources []struct {
 		URI      string `json:"uri"`
 		MIMEType string `json:"mimeType"`
@@ -172,6 +177,11 @@ func TestMCPStdio(t *testing.T) {
 		t.Errorf("tool error = %+v", out.ToolError)
 	}
 
+	// crow_changes_since remembers the cursor under the MCP client's name;
+	// this instance's own writes are not news.
+	if out.Changes.Client != "crow-stdio-test" || out.Changes.Cursor == "" || out.Changes.Total != 0 {
+		t.Errorf("crow_changes_since = %+v", out.Changes)
+	}
 	uris := map[string]string{}
 	for _, r := range out.Resources {
 		uris[r.URI] = r.MIMEType

@@ -97,6 +97,18 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 		server.WithInstructions(mcpInstructions),
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
+		// The session's client name (initialize's clientInfo.name) names the
+		// caller to crow_changes_since, which remembers a cursor per client.
+		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+					if name := cs.GetClientInfo().Name; name != "" {
+						ctx = app.WithClientName(ctx, name)
+					}
+				}
+				return next(ctx, req)
+			}
+		}),
 	}
 	if endpoint == "mcp" { // resources and prompts: this instance's, not routed (mcp_resources.go)
 		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))

@@ -1,7 +1,7 @@
 // A real stdio MCP client: the official TypeScript SDK's Client over its
 // StdioClientTransport, which spawns `CROW [args...]` (e2e TestMCPStdio passes
 // the crow binary and `mcp --home H`). It lists tools, resources, resource
-// templates and prompts, stores a memory and searches for it, reads a
+// templates and prompts, stores a memory and searches for it, asks what changed elsewhere, reads a
 // resource and gets a prompt, and prints one JSON document on stdout for the
 // Go test to assert on. Usage: node client.mjs CROW_BINARY ARG... (env
 // CROW_MCP_PROJECT: the project to store into and read back, default "stdio").
@@ -31,6 +31,8 @@ try {
   const bad = await client.callTool({ name: "crow_get_memory", arguments: { id: "no-such-memory" } });
   out.tool_error = { isError: bad.isError === true, text: bad.content?.[0]?.text ?? "" };
 
+  const changed = await client.callTool({ name: "crow_changes_since", arguments: {} });
+  out.changes = changed.structuredContent;
   out.resources = (await client.listResources()).resources.map((r) => ({ uri: r.uri, mimeType: r.mimeType }));
   const inst = await client.readResource({ uri: "crow://instances" });
   out.instances = inst.contents.map((c) => ({ uri: c.uri, mimeType: c.mimeType, json: JSON.parse(c.text) }));
