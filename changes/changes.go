@@ -175,7 +175,7 @@ type row struct {
 	at        int64
 	seq       int // order of the last record, for ties
 	project   string
-	content   string
+	data      json.RawMessage // the last data that was not a forget's
 }
 
 func (r *row) kind() string {
@@ -241,8 +241,14 @@ func (s *Service) Since(ctx context.Context, cur Cursor, limit int) (Report, Cur
 				r.lastOp, r.instance, r.at, r.seq = rec.Op, rec.InstanceID, rec.Timestamp, seq
 				r.forget = store.IsForget(rec.Op == store.OpDelete, rec.Data)
 				if !r.forget {
-					if p, c := excerpt(rec.Table, rec.Data); p != "" || c != "" {
-						r.project, r.content = p, c
+					// The project now (counts need it); the excerpt only for
+					// the items listed.
+					r.data = rec.Data
+					var d struct {
+						Project string `json:"project"`
+					}
+					if json.Unmarshal(rec.Data, &d) == nil && d.Project != "" {
+						r.project = d.Project
 					}
 				}
 			}
@@ -310,7 +316,7 @@ func (s *Service) report(rows map[string]*row, limit int) Report {
 		it := Item{Change: kind, Table: r.table, ID: r.id, Project: r.project, InstanceID: r.instance,
 			Instance: s.o.Name(r.instance), At: time.Unix(r.at, 0).UTC().Format(time.RFC3339)}
 		if !r.forget {
-			it.Content = r.content
+			it.Content = excerpt(r.table, r.data)
 		}
 		if r.table == store.TableMemories {
 			it.Number = s.number(r.id)
@@ -340,24 +346,23 @@ func (s *Service) stateVersion(rec store.ChangeRecord) StateVersion {
 		Instance: s.o.Name(rec.InstanceID), At: time.Unix(rec.Timestamp, 0).UTC().Format(time.RFC3339)}
 }
 
-// excerpt is a row's project and a short text of its data: a memory's
-// content, else the first of title, name, key, content or body.
-func excerpt(table string, data json.RawMessage) (project, text string) {
+// excerpt is a short text of a row's data: a memory's content, else the
+// first of title, name, key, content, body or url.
+func excerpt(table string, data json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(data, &m) != nil {
-		return "", ""
+		return ""
 	}
-	project, _ = m["project"].(string)
 	fields := []string{"title", "name", "key", "content", "body", "url"}
 	if table == store.TableMemories {
 		fields = []string{"content"}
 	}
 	for _, f := range fields {
 		if v, ok := m[f].(string); ok && v != "" {
-			return project, short(v, ContentRunes)
+			return short(v, ContentRunes)
 		}
 	}
-	return project, ""
+	return ""
 }
 
 // number is a memory's latest number (memory_numbers), nil before home

@@ -16,9 +16,9 @@
 //     with no gateway.addr answers a request with a JSON-RPC error carrying
 //     the request's id (code CodeDaemon) and logs a line to stderr; a
 //     notification's failure is logged only.
-//  4. A session the daemon no longer knows (404: the daemon restarted) is
-//     initialized again with the client's own initialize request, then the
-//     message is sent once more.
+//  4. A session the daemon no longer knows (404: the daemon restarted), or
+//     none because initialize failed (no daemon then), is initialized again
+//     with the client's own initialize request, then the message is sent.
 //  5. Requests run concurrently (a long tool call does not hold a ping);
 //     initialize and notifications are sent in the order read. Writes to
 //     stdout never interleave. stdout carries JSON-RPC only.
@@ -194,6 +194,15 @@ var errSessionGone = errors.New("the daemon no longer knows the MCP session")
 // forward POSTs line and writes the answer; retry re-initializes once on a
 // lost session.
 func (b *Bridge) forward(ctx context.Context, line []byte, m message, retry bool) error {
+	b.mu.Lock()
+	noSession := b.session == "" && b.initMsg != nil
+	b.mu.Unlock()
+	if noSession && m.method != "initialize" && retry {
+		// initialize failed (no daemon then): open the session now.
+		if err := b.reinitialize(ctx); err != nil {
+			return err
+		}
+	}
 	resp, err := b.post(ctx, line, m.method == "initialize")
 	if err != nil {
 		return err

@@ -126,6 +126,23 @@ func TestBridge(t *testing.T) {
 	if m["id"] != "five" || e == nil || e["code"] != float64(CodeDaemon) || !strings.Contains(e["message"].(string), "crow serve") {
 		t.Fatalf("no daemon: %v", m)
 	}
+	// The daemon comes back (a new process): the session is opened again.
+	third := newMCP()
+	h.Store(&third)
+	down.Store(false)
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`)
+	if m := next(); m["id"] != 6.0 || !strings.Contains(mustJSON(m), `"note"`) {
+		t.Fatalf("after the daemon came back: %v", m)
+	}
+
+	// A client whose initialize found no daemon gets a session once it runs.
+	b.mu.Lock()
+	b.session = ""
+	b.mu.Unlock()
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	if m := next(); m["id"] != 7.0 || !strings.Contains(mustJSON(m), `"note"`) {
+		t.Fatalf("without a session: %v", m)
+	}
 	inW.Close()
 	select {
 	case err := <-done:

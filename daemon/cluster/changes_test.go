@@ -143,13 +143,12 @@ func TestChangesSince(t *testing.T) {
 			got.Conflicts.Items[0].WinningInstance == "C" && got.Conflicts.Items[0].LosingInstance == "B") {
 		t.Errorf("conflicts: %+v", got.Conflicts)
 	}
-	if got.Cursor != want.Cursor {
-		t.Errorf("cursor %q, the poll's %q", got.Cursor, want.Cursor)
-	}
 
-	// Nothing new since: by the remembered cursor, and by the returned one.
+	// Nothing new since: by the remembered cursor, and by the returned one
+	// (the cursor itself may move on: home's numbering and anchoring records
+	// are not listed).
 	again := changesOf(t, a, url.Values{"client": {"t"}})
-	if again.Since != got.Cursor || again.Total != 0 || len(again.Projects) != 0 || len(again.StateVersions) != 0 || again.Cursor != got.Cursor {
+	if again.Since != got.Cursor || again.Total != 0 || len(again.Projects) != 0 || len(again.StateVersions) != 0 {
 		t.Errorf("second call: %+v", again)
 	}
 	if byCursor := changesOf(t, a, url.Values{"since": {got.Cursor}}); byCursor.Total != 0 || len(byCursor.StateVersions) != 0 {
