@@ -82,9 +82,13 @@ const mcpInstructions = `crow keeps one person's memories in sync across their m
 Store durable facts, decisions and preferences with crow_store_memory; find them with crow_search_memories
 (full text) or crow_list_memories (newest first, with filters); read, correct or delete one by id with
 crow_get_memory, crow_update_memory and crow_delete_memory. crow_list_instances shows the machines;
-crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.
-Resources: crow://instances, crow://memory/{number}, crow://project/{name}/state. Prompts: consolidate_project,
-review_sync_conflicts.`
+crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.`
+
+// mcpResourceInstructions is added to mcpInstructions on /mcp, which has
+// resources and prompts.
+const mcpResourceInstructions = `
+crow_changes_since tells what the other machines changed since your last call. Resources: crow://instances,
+crow://memory/{number}, crow://project/{name}/state. Prompts: consolidate_project, review_sync_conflicts.`
 
 // newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
 // labels its tool-call metrics.
@@ -94,7 +98,7 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 	opts := []server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
-		server.WithInstructions(mcpInstructions),
+
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
 		// The session's client name (initialize's clientInfo.name) names the
@@ -111,7 +115,10 @@ func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 		}),
 	}
 	if endpoint == "mcp" { // resources and prompts: this instance's, not routed (mcp_resources.go)
-		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false),
+			server.WithInstructions(mcpInstructions+mcpResourceInstructions))
+	} else {
+		opts = append(opts, server.WithInstructions(mcpInstructions))
 	}
 	ms := server.NewMCPServer("crow", s.app.Self().Version, opts...)
 	for _, t := range tools {
