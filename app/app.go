@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/changes"
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
@@ -121,6 +122,9 @@ type Deps struct {
 	// token checks and peer.check fail as unavailable).
 	Doctor    *DoctorEnv
 	PeerCalls PeerCaller
+	// Changes answers what the other instances changed since a cursor (nil:
+	// changes.since is unavailable).
+	Changes *changes.Service
 }
 
 // App runs the operations of the table over Deps.

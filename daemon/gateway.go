@@ -12,6 +12,7 @@ import (
 
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
+	"github.com/crow-sync/crow/changes"
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/gateway"
@@ -85,6 +86,12 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 		Config:       d.configShown(),
 		Doctor:       d.doctorEnv(),
 		PeerCalls:    d.fed,
+		Changes: changes.New(changes.Options{DB: d.db, Feeds: d.reps, Self: h.InstanceID, Name: func(id string) string {
+			if in, err := d.reg.Get(id); err == nil {
+				return in.Name
+			}
+			return ""
+		}}),
 	}
 	// The summaries cache puts this instance's own summary first: computed
 	// by federation.Local, as the app's summaries operation does.

@@ -84,19 +84,48 @@ Store durable facts, decisions and preferences with crow_store_memory; find them
 crow_get_memory, crow_update_memory and crow_delete_memory. crow_list_instances shows the machines;
 crow_sync_status shows replication. Results are JSON objects with the same field names as the REST API.`
 
+// mcpResourceInstructions is added to mcpInstructions on /mcp, which has
+// resources and prompts.
+const mcpResourceInstructions = `
+crow_changes_since tells what the other machines changed since your last call. Resources: crow://instances,
+crow://memory/{number}, crow://project/{name}/state. Prompts: consolidate_project, review_sync_conflicts.`
+
 // newMCPServer returns a streamable-HTTP MCP server serving tools; endpoint
 // labels its tool-call metrics.
 func (s *Server) newMCPServer(endpoint string, tools []mcpTool) http.Handler {
 	sessions := newMCPSessions() // mcpwire.go: session table + wire rules
-	ms := server.NewMCPServer("crow", s.app.Self().Version,
-		server.WithHooks(sessions.hooks()),
+	hooks := sessions.hooks()
+	opts := []server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
-		server.WithInstructions(mcpInstructions),
+
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
-	)
+		// The session's client name (initialize's clientInfo.name) names the
+		// caller to crow_changes_since, which remembers a cursor per client.
+		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+					if name := cs.GetClientInfo().Name; name != "" {
+						ctx = app.WithClientName(ctx, name)
+					}
+				}
+				return next(ctx, req)
+			}
+		}),
+	}
+	if endpoint == "mcp" { // resources and prompts: this instance's, not routed (mcp_resources.go)
+		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false),
+			server.WithInstructions(mcpInstructions+mcpResourceInstructions))
+	} else {
+		opts = append(opts, server.WithInstructions(mcpInstructions))
+	}
+	ms := server.NewMCPServer("crow", s.app.Self().Version, opts...)
 	for _, t := range tools {
 		ms.AddTool(t.tool, s.metrics.timeTool(endpoint, t.tool.Name, s.mcpHandler(t)))
+	}
+	if endpoint == "mcp" {
+		s.addResourcesAndPrompts(ms, hooks)
 	}
 	return mcpWire(sessions, MaxMCPBodyBytes, server.NewStreamableHTTPServer(ms, append(sessions.transportOptions(),
 		server.WithStreamableHTTPLogger(s.log.With("endpoint", "mcp")),
