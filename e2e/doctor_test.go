@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,20 +10,6 @@ import (
 
 	"github.com/crow-sync/crow/doctor"
 )
-
-// exitCode is the exit status of a CLI run (0 for success).
-func exitCode(t *testing.T, err error) int {
-	t.Helper()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	}
-	t.Fatalf("running crow: %v", err)
-	return -1
-}
 
 func doctorJSON(t *testing.T, d *Daemon) (doctor.Report, int) {
 	t.Helper()
