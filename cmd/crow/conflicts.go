@@ -35,8 +35,15 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("conflicts "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	table := fs.String("table", "", "only conflicts of this table")
-	unresolved := fs.Bool("unresolved", false, "only unresolved conflicts")
+	var table string
+	unresolved := new(bool)
+	switch sub {
+	case "list":
+		fs.StringVar(&table, "table", "", "only conflicts of this table (e.g. memories)")
+		fs.BoolVar(unresolved, "unresolved", false, "only unresolved conflicts")
+	case "resolve-all":
+		fs.StringVar(&table, "table", "", "only conflicts of this table (default: every table)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -50,7 +57,7 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 0 {
 			return usagef("usage: crow conflicts list [--table T] [--unresolved]")
 		}
-		in := app.ConflictListIn{Table: *table}
+		in := app.ConflictListIn{Table: table}
 		if *unresolved {
 			in.Unresolved = unresolved
 		}
@@ -113,7 +120,7 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 0 {
 			return usagef("usage: crow conflicts resolve-all [--table T]")
 		}
-		res, printed, err := call(ctx, g, c, app.ConflictsResolveAll, app.ResolveAllIn{Table: *table})
+		res, printed, err := call(ctx, g, c, app.ConflictsResolveAll, app.ResolveAllIn{Table: table})
 		if err != nil || printed {
 			return err
 		}

@@ -68,14 +68,10 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	}
 	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	project := fs.String("project", "", "project name")
-	category := fs.String("category", "", "category")
-	importance := fs.Int("importance", 0, "importance 1-10")
-	tags := fs.String("tags", "", "comma-separated tags")
-	limit := fs.Int("limit", 0, "maximum results")
-	cursor := fs.String("cursor", "", "pagination cursor from a previous list")
-	content := fs.String("content", "", "new content (update)")
-	instances := fs.String("instances", "", "search: local | all | comma-separated instance ids")
+	var o memoryOpts
+	o.bind(fs, sub)
+	project, category, importance, tags := &o.project, &o.category, &o.importance, &o.tags
+	limit, cursor, content, instances := &o.limit, &o.cursor, &o.content, &o.instances
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -177,9 +173,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		if len(pos) != 1 {
 			return usagef("usage: crow memory search QUERY [--project P] [--limit N] [--instances local|all|ID,ID]")
 		}
-		if *cursor != "" {
-			return usagef("crow memory search takes no --cursor")
-		}
 		res, printed, err := call(ctx, g, c, app.MemorySearch, app.MemorySearchIn{Query: pos[0], Instances: *instances, MemoryFilter: filter, Limit: *limit})
 		if err != nil || printed {
 			return err
@@ -194,6 +187,42 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		return runMemoryProof(ctx, g, c, pos)
 	default:
 		return usagef("unknown memory command %q: use add, get, list, search, update, delete, forget, proof, export or import", sub)
+	}
+}
+
+// memoryOpts are the flags of the memory subcommands; bind declares on fs
+// only those of sub.
+type memoryOpts struct {
+	project, category, tags, cursor, content, instances string
+	importance, limit                                   int
+}
+
+func (o *memoryOpts) bind(fs *flag.FlagSet, sub string) {
+	switch sub {
+	case "add":
+		fs.StringVar(&o.project, "project", "", "project name (default: the daemon's, \"default\")")
+		fs.StringVar(&o.category, "category", "", "category (default: the daemon's, \"general\")")
+		fs.IntVar(&o.importance, "importance", 0, "importance 1-10 (default: the daemon's, 5)")
+		fs.StringVar(&o.tags, "tags", "", "comma-separated tags")
+	case "update":
+		fs.StringVar(&o.project, "project", "", "new project name (default: unchanged)")
+		fs.StringVar(&o.category, "category", "", "new category (default: unchanged)")
+		fs.IntVar(&o.importance, "importance", 0, "new importance 1-10 (default: unchanged)")
+		fs.StringVar(&o.tags, "tags", "", "new comma-separated tags (default: unchanged)")
+	case "list", "search":
+		fs.StringVar(&o.project, "project", "", "only memories of this project")
+		fs.StringVar(&o.category, "category", "", "only memories of this category")
+		fs.IntVar(&o.importance, "importance", 0, "only memories of at least this importance (1-10)")
+		fs.StringVar(&o.tags, "tags", "", "only memories with these comma-separated tags")
+		fs.IntVar(&o.limit, "limit", 0, "maximum results (0: the daemon's default)")
+	}
+	switch sub {
+	case "update":
+		fs.StringVar(&o.content, "content", "", "new content (default: unchanged)")
+	case "list":
+		fs.StringVar(&o.cursor, "cursor", "", "pagination cursor from a previous list")
+	case "search":
+		fs.StringVar(&o.instances, "instances", "", "where to search: local, all, or comma-separated instance ids (default: local)")
 	}
 }
 

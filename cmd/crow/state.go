@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/state"
 )
 
 func init() {
@@ -25,7 +28,11 @@ func runState(ctx context.Context, g *globals, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("state "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	until := fs.Int64("until", -1, "consolidated_until_event: the highest memory number reviewed (default: keep the current mark)")
+	until := new(int64)
+	*until = -1
+	if sub == "apply" {
+		fs.Int64Var(until, "until", -1, "consolidated_until_event: the highest memory number reviewed (default: keep the current mark)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -85,23 +92,52 @@ func runState(ctx context.Context, g *globals, args []string) error {
 			u := uint64(*until)
 			in.ConsolidatedUntilEvent = &u
 		}
-		res, printed, err := call(ctx, g, c, app.ProjectConsolidate, in)
-		if err != nil || printed {
+		res, err := client.Do(ctx, c, app.ProjectConsolidate, in)
+		if err != nil {
 			return err
 		}
-		if res.Unchanged {
-			fmt.Fprintf(g.stdout, "no op applied: %s stays at version %d\n", pos[0], res.Version)
+		if g.json {
+			raw, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			if err := printJSON(g.stdout, raw); err != nil {
+				return err
+			}
 		} else {
-			fmt.Fprintf(g.stdout, "%s version %d (%d ops applied): %s\n", pos[0], res.Version, res.AppliedCount, res.StateHash)
+			if res.Unchanged {
+				fmt.Fprintf(g.stdout, "no op applied: %s stays at version %d\n", pos[0], res.Version)
+			} else {
+				fmt.Fprintf(g.stdout, "%s version %d (%d ops applied): %s\n", pos[0], res.Version, res.AppliedCount, res.StateHash)
+			}
+			for _, r := range res.Rejected {
+				fmt.Fprintf(g.stdout, "  op %d rejected: %s\n", r.Index, r.Error)
+			}
 		}
-		for _, r := range res.Rejected {
-			fmt.Fprintf(g.stdout, "  op %d rejected: %s\n", r.Index, r.Error)
-		}
-		if len(res.Rejected) > 0 {
-			return fmt.Errorf("%d of the ops were rejected", len(res.Rejected))
-		}
-		return nil
+		return rejectedOps(res.Rejected)
 	default:
 		return usagef("unknown state command %q: %s", sub, stateUsage)
 	}
+}
+
+// rejectedOps is the error of an apply that rejected ops (exit 1): how many,
+// and each one's index, op and reason.
+func rejectedOps(rejected []state.Rejection) error {
+	if len(rejected) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d of the ops were rejected", len(rejected))
+	for _, r := range rejected {
+		msg += fmt.Sprintf("; op %d %s: %s", r.Index, compactJSON(r.Op), r.Error)
+	}
+	return errors.New(msg)
+}
+
+// compactJSON is raw on one line.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
