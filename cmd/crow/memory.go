@@ -76,6 +76,9 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
+		return err
+	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
@@ -90,9 +93,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	}
 	switch sub {
 	case "add":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory add CONTENT|- [--project P] [--category C] [--importance N] [--tags a,b]")
-		}
 		text := pos[0]
 		if text == "-" {
 			// Read one byte past the daemon's limit: a longer text is
@@ -110,15 +110,9 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		m, printed, err := call(ctx, g, c, app.MemoryCreate, in)
 		return printMemory(g, m, printed, err)
 	case "get":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory get ID|N  (N: a memory number, for that exact version)")
-		}
 		m, printed, err := call(ctx, g, c, app.MemoryGet, app.MemoryID{ID: pos[0]})
 		return printMemory(g, m, printed, err)
 	case "update":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory update ID [--content TEXT] [--project P] [--category C] [--importance N] [--tags a,b]")
-		}
 		in := app.MemoryUpdateIn{ID: pos[0]}
 		if *content != "" {
 			in.Content = content
@@ -141,18 +135,12 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		m, printed, err := call(ctx, g, c, app.MemoryUpdate, in)
 		return printMemory(g, m, printed, err)
 	case "delete":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory delete ID")
-		}
 		if _, printed, err := call(ctx, g, c, app.MemoryDelete, app.MemoryID{ID: pos[0]}); err != nil || printed {
 			return err
 		}
 		fmt.Fprintln(g.stdout, "deleted", pos[0])
 		return nil
 	case "forget":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory forget ID|N [--json]")
-		}
 		f, printed, err := call(ctx, g, c, app.MemoryForget, app.MemoryForgetIn{ID: pos[0]})
 		if err != nil || printed {
 			return err
@@ -160,9 +148,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintln(g.stdout, forgottenLine(f))
 		return nil
 	case "list":
-		if len(pos) != 0 {
-			return usagef("usage: crow memory list [--project P] [--category C] [--limit N] [--cursor C]")
-		}
 		page, printed, err := call(ctx, g, c, app.MemoryList, app.MemoryListIn{MemoryFilter: filter, Limit: *limit, Cursor: *cursor})
 		if err != nil || printed {
 			return err
@@ -170,9 +155,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		printMemories(g, page.Memories, page.NextCursor)
 		return nil
 	case "search":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory search QUERY [--project P] [--limit N] [--instances local|all|ID,ID]")
-		}
 		res, printed, err := call(ctx, g, c, app.MemorySearch, app.MemorySearchIn{Query: pos[0], Instances: *instances, MemoryFilter: filter, Limit: *limit})
 		if err != nil || printed {
 			return err

@@ -37,15 +37,15 @@ func runState(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
+		return err
+	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
 	}
 	switch sub {
 	case "projects":
-		if len(pos) != 0 {
-			return usagef("usage: crow state projects")
-		}
 		doc, printed, err := call(ctx, g, c, app.ProjectsList, app.NoInput{})
 		if err != nil || printed {
 			return err
@@ -59,18 +59,12 @@ func runState(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	case "show":
-		if len(pos) != 1 {
-			return usagef("usage: crow state show NAME")
-		}
 		raw, err := client.DoRaw(ctx, c, app.ProjectStateGet, app.ProjectName{Project: pos[0]})
 		if err != nil {
 			return err
 		}
 		return printJSON(g.stdout, raw)
 	case "apply":
-		if len(pos) != 2 {
-			return usagef("usage: crow state apply NAME FILE|- [--until N]  (FILE: a JSON array of ops, or {\"ops\": [...]})")
-		}
 		var data []byte
 		if pos[1] == "-" {
 			data, err = io.ReadAll(g.stdin)

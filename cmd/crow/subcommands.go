@@ -44,7 +44,7 @@ var subcommands = map[string][]sub{
 	},
 	"instance": {
 		{"invite", "", "a single-use invite that enrolls a new machine (crow init --join)"},
-		{"add", "GATEWAY_URL", "register a peer by its gateway URL"},
+		{"add", "GATEWAY_URL", "register a peer by its gateway URL (e.g. http://100.64.0.2:3001)"},
 		{"list", "", "the instances of this crow"},
 		{"revoke", "ID", "revoke an instance: its key and tokens are refused everywhere"},
 		{"promote", "", "make this satellite (holding the seed) the home"},
@@ -79,7 +79,7 @@ var subcommands = map[string][]sub{
 var synopses = map[string]string{
 	"audit":   "[PROJECT]",
 	"restore": "FILE",
-	"verify":  "NAME",
+	"verify":  "[NAME]",
 }
 
 func findSub(subs []sub, name string) *sub {
@@ -175,4 +175,32 @@ func defaultText(f *flag.Flag) string {
 		return fmt.Sprintf("%q", f.DefValue)
 	}
 	return f.DefValue
+}
+
+// checkArgs refuses positional arguments that do not fit the usage line of
+// the command named name ("CMD" or "CMD SUB"): a usage error, before the
+// command reaches for the daemon.
+func checkArgs(name string, pos []string) error {
+	cmdName, subName, _ := strings.Cut(name, " ")
+	args := synopses[cmdName]
+	if s := findSub(subcommands[cmdName], subName); s != nil {
+		args = s.args
+	}
+	words := strings.Fields(args)
+	least := 0
+	for _, w := range words {
+		if !strings.HasPrefix(w, "[") {
+			least++
+		}
+	}
+	switch {
+	case len(pos) >= least && len(pos) <= len(words):
+		return nil
+	case len(words) == 0:
+		return usagef("crow %s takes no arguments (got %q)", name, strings.Join(pos, " "))
+	case len(pos) < least:
+		return usagef("crow %s needs %s", name, args)
+	default:
+		return usagef("crow %s takes %s, got %d arguments", name, args, len(pos))
+	}
 }
