@@ -13,13 +13,17 @@
 //     usage error (a missing argument).
 //   - A command with subcommands (crow NAME SUB ...) also gets its entry in
 //     subcommands (subcommands.go): the name, arguments and summary of each
-//     SUB. run() then answers `crow NAME --help` and `crow help NAME`, refuses
-//     an unknown SUB before calling run, and completion offers the SUBs. A
-//     command without subcommands may get its arguments in synopses there.
+//     SUB. dispatch then answers `crow NAME --help` and `crow help NAME`,
+//     refuses an unknown SUB before calling run, and completion offers the
+//     SUBs; checkArgs(fs.Name(), pos) checks the positionals against the
+//     arguments listed there. A command without subcommands may get its
+//     arguments in synopses there.
 //   - Nothing else: a command registered only with register is listed by
 //     `crow help` and completed by name; its flags are completed and shown in
 //     its help from its own FlagSet (completion asks run for its --help, which
-//     is why parseArgs must come first in run).
+//     is why parseArgs must come first in run). Until a command with
+//     subcommands has its entry, `crow NAME --help` prints its summary and the
+//     usage error its run returns (exit 0).
 package main
 
 import (
@@ -213,6 +217,12 @@ func dispatch(ctx context.Context, g *globals, args []string) error {
 		return nil
 	}
 	var ue usageError
+	if errors.As(err, &ue) && len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		// A command with subcommands not (yet) in subcommands: its summary
+		// and its own usage message are its help.
+		fmt.Fprintf(g.stdout, "usage: crow %s COMMAND [args] [flags]\n\n%s\n\n%s\n", name, cmd.summary, ue.msg)
+		return nil
+	}
 	if errors.As(err, &ue) && ue.hint == "" {
 		ue.hint = fmt.Sprintf("run 'crow %s --help' for usage", path)
 		return ue

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,5 +179,47 @@ func TestCheckArgs(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("checkArgs(%q, %d args) = %v", c.name, c.n, err)
 		}
+	}
+}
+
+// A command added with register alone (as doctor, config or mcp are) gets
+// its help from its own flag set, its flags completed, and --help exits 0
+// even when it has subcommands the table does not list yet.
+func TestRegisterOnly(t *testing.T) {
+	register("zz-leaf", "a leaf added with register only", func(ctx context.Context, g *globals, args []string) error {
+		fs := flag.NewFlagSet("zz-leaf", flag.ContinueOnError)
+		g.bind(fs)
+		fs.Int("level", 3, "how deep")
+		_, err := parseArgs(fs, args)
+		return err
+	})
+	register("zz-group", "a group added with register only (show|set)", func(ctx context.Context, g *globals, args []string) error {
+		if len(args) == 0 || (args[0] != "show" && args[0] != "set") {
+			return usagef("usage: crow zz-group show|set KEY VALUE")
+		}
+		return nil
+	})
+	t.Cleanup(func() { delete(commands, "zz-leaf"); delete(commands, "zz-group") })
+
+	out, _, err := runCLI("zz-leaf", "--help")
+	if err != nil || !strings.Contains(out, "usage: crow zz-leaf [flags]\n\na leaf added with register only\n") || !strings.Contains(out, "--level int  how deep (default: 3)") {
+		t.Errorf("crow zz-leaf --help: %v\n%s", err, out)
+	}
+	if flags := (compNode{path: []string{"zz-leaf"}}).FlagList(); !slices.Contains(flags, "level") || !slices.Contains(flags, "home") {
+		t.Errorf("completion of zz-leaf's flags: %v", flags)
+	}
+	if names := (compNode{}).SubCmdList(); !slices.Contains(names, "zz-leaf") || !slices.Contains(names, "zz-group") {
+		t.Errorf("completion of the commands: %v", names)
+	}
+	if out, _, err := runCLI("help"); err != nil || !strings.Contains(out, "zz-group") {
+		t.Errorf("crow help: %v\n%s", err, out)
+	}
+	out, _, err = runCLI("zz-group", "--help")
+	if err != nil || !strings.Contains(out, "a group added with register only (show|set)") || !strings.Contains(out, "usage: crow zz-group show|set KEY VALUE") {
+		t.Errorf("crow zz-group --help: %v\n%s", err, out)
+	}
+	var ue usageError
+	if _, _, err := runCLI("zz-leaf", "--nope"); !errors.As(err, &ue) || ue.hint != "run 'crow zz-leaf --help' for usage" {
+		t.Errorf("crow zz-leaf --nope: %#v", err)
 	}
 }
