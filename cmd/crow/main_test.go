@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -221,5 +222,23 @@ func TestRegisterOnly(t *testing.T) {
 	var ue usageError
 	if _, _, err := runCLI("zz-leaf", "--nope"); !errors.As(err, &ue) || ue.hint != "run 'crow zz-leaf --help' for usage" {
 		t.Errorf("crow zz-leaf --nope: %#v", err)
+	}
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	v := versionFrom(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/crow-sync/crow", Version: "v0.0.0-20261202041503-296a27d69060+dirty"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "296a27d690606f2918bf844b6544467020737692"},
+			{Key: "vcs.time", Value: "2026-12-02T04:15:03Z"}, {Key: "vcs.modified", Value: "true"}}})
+	if v.ModuleVersion != "v0.0.0-20261202041503-296a27d69060+dirty" || v.VCSRevision != "296a27d690606f2918bf844b6544467020737692" ||
+		v.VCSTime != "2026-12-02T04:15:03Z" || v.VCSModified == nil || !*v.VCSModified || v.GoVersion != "go1.26.8" || v.Version != version {
+		t.Errorf("versionFrom = %+v", v)
+	}
+	// go run, -buildvcs=false: no VCS settings.
+	v = versionFrom(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/crow-sync/crow", Version: "(devel)"}})
+	if v.ModuleVersion != "(devel)" || v.VCSRevision != "unknown" || v.VCSTime != "unknown" || v.VCSModified != nil {
+		t.Errorf("versionFrom without VCS = %+v", v)
+	}
+	if v := versionFrom(nil); v.ModuleVersion != "unknown" || v.GoVersion == "" || v.OS == "" || v.Arch == "" {
+		t.Errorf("versionFrom(nil) = %+v", v)
 	}
 }

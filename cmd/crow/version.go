@@ -27,10 +27,18 @@ type versionInfo struct {
 
 // buildVersion reads the build info the Go toolchain embeds in the binary.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: version, ModuleVersion: "unknown", VCSRevision: "unknown", VCSTime: "unknown",
-		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		bi = nil
+	}
+	return versionFrom(bi)
+}
+
+// versionFrom is what bi (nil: none) says of this build.
+func versionFrom(bi *debug.BuildInfo) versionInfo {
+	v := versionInfo{Version: version, ModuleVersion: "unknown", VCSRevision: "unknown", VCSTime: "unknown",
+		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if bi == nil {
 		return v
 	}
 	if bi.GoVersion != "" {
