@@ -96,7 +96,7 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 			t.Errorf("crow %s --help: exit %d\nstdout: %s\nstderr: %s", line, code, out, errOut)
 		}
 		out, errOut, code = cliRun(t, nil, append(p, "--no-such-flag")...)
-		want := fmt.Sprintf("crow: %s: unknown flag --no-such-flag\nrun 'crow %s --help' for usage\n", line, line)
+		want := fmt.Sprintf("crow: %s: unknown flag --no-such-flag (run 'crow %s --help' for usage)\n", line, line)
 		if code != 2 || out != "" || errOut != want {
 			t.Errorf("crow %s --no-such-flag: exit %d\nstdout: %q\nstderr: %q, want %q", line, code, out, errOut, want)
 		}
@@ -144,12 +144,12 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"memory", "get"}, 2, "crow: crow memory get needs ID|N\nrun 'crow memory get --help' for usage\n"},
-		{[]string{"memory", "list", "extra"}, 2, "crow: crow memory list takes no arguments (got \"extra\")\nrun 'crow memory list --help' for usage\n"},
-		{[]string{"memory", "nope"}, 2, "crow: unknown memory command \"nope\": use add, get, list, search, update, delete, forget, proof, export, import\nrun 'crow memory --help' for its commands\n"},
-		{[]string{"conflicts"}, 2, "crow: crow conflicts needs a command: list, show, keep, restore, resolve-all\nrun 'crow conflicts --help' for its commands\n"},
-		{[]string{"nope"}, 2, "crow: unknown command \"nope\"\nrun 'crow help' for the commands\n"},
-		{nil, 2, "crow: no command given\nrun 'crow help' for the commands\n"},
+		{[]string{"memory", "get"}, 2, "crow: crow memory get needs ID|N (run 'crow memory get --help' for usage)\n"},
+		{[]string{"memory", "list", "extra"}, 2, "crow: crow memory list takes no arguments, got \"extra\" (run 'crow memory list --help' for usage)\n"},
+		{[]string{"memory", "nope"}, 2, "crow: unknown memory command \"nope\": use add, get, list, search, update, delete, forget, proof, export, import (run 'crow memory --help' for its commands)\n"},
+		{[]string{"conflicts"}, 2, "crow: crow conflicts needs a command: list, show, keep, restore, resolve-all (run 'crow conflicts --help' for its commands)\n"},
+		{[]string{"nope"}, 2, "crow: unknown command \"nope\" (run 'crow help' for the commands)\n"},
+		{nil, 2, "crow: no command given (run 'crow help' for the commands)\n"},
 		{[]string{"memory", "list"}, 1, ""},
 	} {
 		out, errOut, code := cliRun(t, nil, c.args...)

@@ -255,14 +255,17 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
-		fmt.Fprintln(os.Stderr, "crow:", msg)
+		// One line (scripts read it): the reason, and for a usage error the
+		// hint to the help.
 		var ue usageError
 		if errors.As(err, &ue) {
 			if ue.hint != "" {
-				fmt.Fprintln(os.Stderr, ue.hint)
+				msg += " (" + ue.hint + ")"
 			}
+			fmt.Fprintln(os.Stderr, "crow:", msg)
 			os.Exit(2)
 		}
+		fmt.Fprintln(os.Stderr, "crow:", msg)
 		os.Exit(1)
 	}
 }

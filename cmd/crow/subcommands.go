@@ -197,7 +197,7 @@ func checkArgs(name string, pos []string) error {
 	case len(pos) >= least && len(pos) <= len(words):
 		return nil
 	case len(words) == 0:
-		return usagef("crow %s takes no arguments (got %q)", name, strings.Join(pos, " "))
+		return usagef("crow %s takes no arguments, got %q", name, strings.Join(pos, " "))
 	case len(pos) < least:
 		return usagef("crow %s needs %s", name, args)
 	default:
