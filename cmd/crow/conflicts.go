@@ -35,10 +35,20 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("conflicts "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	table := fs.String("table", "", "only conflicts of this table")
-	unresolved := fs.Bool("unresolved", false, "only unresolved conflicts")
+	var table string
+	unresolved := new(bool)
+	switch sub {
+	case "list":
+		fs.StringVar(&table, "table", "", "only conflicts of this table (e.g. memories)")
+		fs.BoolVar(unresolved, "unresolved", false, "only unresolved conflicts")
+	case "resolve-all":
+		fs.StringVar(&table, "table", "", "only conflicts of this table (default: every table)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
 		return err
 	}
 	c, err := newClient(g)
@@ -47,10 +57,7 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 	}
 	switch sub {
 	case "list":
-		if len(pos) != 0 {
-			return usagef("usage: crow conflicts list [--table T] [--unresolved]")
-		}
-		in := app.ConflictListIn{Table: *table}
+		in := app.ConflictListIn{Table: table}
 		if *unresolved {
 			in.Unresolved = unresolved
 		}
@@ -67,9 +74,6 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	case "show":
-		if len(pos) != 1 {
-			return usagef("usage: crow conflicts show ID")
-		}
 		cv, printed, err := call(ctx, g, c, app.ConflictsGet, app.ConflictID{ID: pos[0]})
 		if err != nil || printed {
 			return err
@@ -83,18 +87,12 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintf(g.stdout, "overwritten  from %s lamport %d:\n", cv.LosingInstanceID, cv.LosingLamportTS)
 		return printJSON(g.stdout, cv.LosingData)
 	case "keep":
-		if len(pos) != 1 {
-			return usagef("usage: crow conflicts %s ID", sub)
-		}
 		if _, printed, err := call(ctx, g, c, app.ConflictsKeep, app.ConflictID{ID: pos[0]}); err != nil || printed {
 			return err
 		}
 		fmt.Fprintf(g.stdout, "conflict %s resolved: the live version is kept\n", pos[0])
 		return nil
 	case "restore":
-		if len(pos) != 1 {
-			return usagef("usage: crow conflicts %s ID", sub)
-		}
 		res, printed, err := call(ctx, g, c, app.ConflictsRestore, app.ConflictID{ID: pos[0]})
 		if err != nil || printed {
 			return err
@@ -110,10 +108,7 @@ func runConflicts(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintf(g.stdout, "conflict %s resolved: %s/%s %s as a new edit; it replicates to every instance\n", pos[0], row.Table, row.RowID, what)
 		return nil
 	case "resolve-all":
-		if len(pos) != 0 {
-			return usagef("usage: crow conflicts resolve-all [--table T]")
-		}
-		res, printed, err := call(ctx, g, c, app.ConflictsResolveAll, app.ResolveAllIn{Table: *table})
+		res, printed, err := call(ctx, g, c, app.ConflictsResolveAll, app.ResolveAllIn{Table: table})
 		if err != nil || printed {
 			return err
 		}

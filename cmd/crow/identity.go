@@ -26,7 +26,10 @@ func runIdentity(ctx context.Context, g *globals, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("identity "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	out := fs.String("out", "", "export: write the encrypted blob to FILE (mode 0600) instead of stdout")
+	out := new(string)
+	if sub == "export" {
+		fs.StringVar(out, "out", "", "write the encrypted blob to FILE (mode 0600) instead of stdout")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -51,6 +51,12 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
+		return err
+	}
+	if sub == "invite" && inv.Name == "" {
+		return usagef("crow instance invite needs --name NAME (the name the new machine's crow init --name gives)")
+	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
@@ -61,9 +67,6 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 	)
 	switch sub {
 	case "invite":
-		if len(pos) != 0 || inv.Name == "" {
-			return usagef("usage: crow instance invite --name NAME [--ttl 1h] [--json]")
-		}
 		made, printed, err := call(ctx, g, c, app.InstancesInvite, inv)
 		if err != nil || printed {
 			return err
@@ -75,9 +78,6 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintln(g.stdout, made.Invite)
 		return nil
 	case "add":
-		if len(pos) != 1 {
-			return usagef("usage: crow instance add GATEWAY_URL (e.g. http://100.64.0.2:3001)")
-		}
 		var reg app.Registered
 		reg, printed, err = call(ctx, g, c, app.InstancesRegister, app.RegisterIn{GatewayURL: pos[0]})
 		if err != nil {
@@ -88,16 +88,10 @@ func runInstance(ctx context.Context, g *globals, args []string) error {
 			fmt.Fprintln(g.stderr, "warning:", reg.Warning)
 		}
 	case "revoke":
-		if len(pos) != 1 {
-			return usagef("usage: crow instance revoke ID")
-		}
 		if in, printed, err = call(ctx, g, c, app.InstancesRevoke, app.InstanceID{ID: pos[0]}); err != nil {
 			return err
 		}
 	case "list":
-		if len(pos) != 0 {
-			return usagef("usage: crow instance list")
-		}
 		page, printed, err := call(ctx, g, c, app.InstancesList, app.NoInput{})
 		if err != nil || printed {
 			return err

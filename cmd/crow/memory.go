@@ -68,16 +68,15 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	}
 	fs := flag.NewFlagSet("memory "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	project := fs.String("project", "", "project name")
-	category := fs.String("category", "", "category")
-	importance := fs.Int("importance", 0, "importance 1-10")
-	tags := fs.String("tags", "", "comma-separated tags")
-	limit := fs.Int("limit", 0, "maximum results")
-	cursor := fs.String("cursor", "", "pagination cursor from a previous list")
-	content := fs.String("content", "", "new content (update)")
-	instances := fs.String("instances", "", "search: local | all | comma-separated instance ids")
+	var o memoryOpts
+	o.bind(fs, sub)
+	project, category, importance, tags := &o.project, &o.category, &o.importance, &o.tags
+	limit, cursor, content, instances := &o.limit, &o.cursor, &o.content, &o.instances
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
 		return err
 	}
 	c, err := newClient(g)
@@ -94,9 +93,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 	}
 	switch sub {
 	case "add":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory add CONTENT|- [--project P] [--category C] [--importance N] [--tags a,b]")
-		}
 		text := pos[0]
 		if text == "-" {
 			// Read one byte past the daemon's limit: a longer text is
@@ -114,15 +110,9 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		m, printed, err := call(ctx, g, c, app.MemoryCreate, in)
 		return printMemory(g, m, printed, err)
 	case "get":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory get ID|N  (N: a memory number, for that exact version)")
-		}
 		m, printed, err := call(ctx, g, c, app.MemoryGet, app.MemoryID{ID: pos[0]})
 		return printMemory(g, m, printed, err)
 	case "update":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory update ID [--content TEXT] [--project P] [--category C] [--importance N] [--tags a,b]")
-		}
 		in := app.MemoryUpdateIn{ID: pos[0]}
 		if *content != "" {
 			in.Content = content
@@ -145,18 +135,12 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		m, printed, err := call(ctx, g, c, app.MemoryUpdate, in)
 		return printMemory(g, m, printed, err)
 	case "delete":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory delete ID")
-		}
 		if _, printed, err := call(ctx, g, c, app.MemoryDelete, app.MemoryID{ID: pos[0]}); err != nil || printed {
 			return err
 		}
 		fmt.Fprintln(g.stdout, "deleted", pos[0])
 		return nil
 	case "forget":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory forget ID|N [--json]")
-		}
 		f, printed, err := call(ctx, g, c, app.MemoryForget, app.MemoryForgetIn{ID: pos[0]})
 		if err != nil || printed {
 			return err
@@ -164,9 +148,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintln(g.stdout, forgottenLine(f))
 		return nil
 	case "list":
-		if len(pos) != 0 {
-			return usagef("usage: crow memory list [--project P] [--category C] [--limit N] [--cursor C]")
-		}
 		page, printed, err := call(ctx, g, c, app.MemoryList, app.MemoryListIn{MemoryFilter: filter, Limit: *limit, Cursor: *cursor})
 		if err != nil || printed {
 			return err
@@ -174,12 +155,6 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		printMemories(g, page.Memories, page.NextCursor)
 		return nil
 	case "search":
-		if len(pos) != 1 {
-			return usagef("usage: crow memory search QUERY [--project P] [--limit N] [--instances local|all|ID,ID]")
-		}
-		if *cursor != "" {
-			return usagef("crow memory search takes no --cursor")
-		}
 		res, printed, err := call(ctx, g, c, app.MemorySearch, app.MemorySearchIn{Query: pos[0], Instances: *instances, MemoryFilter: filter, Limit: *limit})
 		if err != nil || printed {
 			return err
@@ -194,6 +169,42 @@ func runMemory(ctx context.Context, g *globals, args []string) error {
 		return runMemoryProof(ctx, g, c, pos)
 	default:
 		return usagef("unknown memory command %q: use add, get, list, search, update, delete, forget, proof, export or import", sub)
+	}
+}
+
+// memoryOpts are the flags of the memory subcommands; bind declares on fs
+// only those of sub.
+type memoryOpts struct {
+	project, category, tags, cursor, content, instances string
+	importance, limit                                   int
+}
+
+func (o *memoryOpts) bind(fs *flag.FlagSet, sub string) {
+	switch sub {
+	case "add":
+		fs.StringVar(&o.project, "project", "", "project name (default: the daemon's, \"default\")")
+		fs.StringVar(&o.category, "category", "", "category (default: the daemon's, \"general\")")
+		fs.IntVar(&o.importance, "importance", 0, "importance 1-10 (default: the daemon's, 5)")
+		fs.StringVar(&o.tags, "tags", "", "comma-separated tags")
+	case "update":
+		fs.StringVar(&o.project, "project", "", "new project name (default: unchanged)")
+		fs.StringVar(&o.category, "category", "", "new category (default: unchanged)")
+		fs.IntVar(&o.importance, "importance", 0, "new importance 1-10 (default: unchanged)")
+		fs.StringVar(&o.tags, "tags", "", "new comma-separated tags (default: unchanged)")
+	case "list", "search":
+		fs.StringVar(&o.project, "project", "", "only memories of this project")
+		fs.StringVar(&o.category, "category", "", "only memories of this category")
+		fs.IntVar(&o.importance, "importance", 0, "only memories of at least this importance (1-10)")
+		fs.StringVar(&o.tags, "tags", "", "only memories with these comma-separated tags")
+		fs.IntVar(&o.limit, "limit", 0, "maximum results (0: the daemon's default)")
+	}
+	switch sub {
+	case "update":
+		fs.StringVar(&o.content, "content", "", "new content (default: unchanged)")
+	case "list":
+		fs.StringVar(&o.cursor, "cursor", "", "pagination cursor from a previous list")
+	case "search":
+		fs.StringVar(&o.instances, "instances", "", "where to search: local, all, or comma-separated instance ids (default: local)")
 	}
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
+	"github.com/crow-sync/crow/state"
 )
 
 func init() {
@@ -25,9 +28,16 @@ func runState(ctx context.Context, g *globals, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("state "+sub, flag.ContinueOnError)
 	g.bind(fs)
-	until := fs.Int64("until", -1, "consolidated_until_event: the highest memory number reviewed (default: keep the current mark)")
+	until := new(int64)
+	*until = -1
+	if sub == "apply" {
+		fs.Int64Var(until, "until", -1, "consolidated_until_event: the highest memory number reviewed (default: keep the current mark)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkArgs(fs.Name(), pos); err != nil {
 		return err
 	}
 	c, err := newClient(g)
@@ -36,9 +46,6 @@ func runState(ctx context.Context, g *globals, args []string) error {
 	}
 	switch sub {
 	case "projects":
-		if len(pos) != 0 {
-			return usagef("usage: crow state projects")
-		}
 		doc, printed, err := call(ctx, g, c, app.ProjectsList, app.NoInput{})
 		if err != nil || printed {
 			return err
@@ -52,18 +59,12 @@ func runState(ctx context.Context, g *globals, args []string) error {
 		}
 		return nil
 	case "show":
-		if len(pos) != 1 {
-			return usagef("usage: crow state show NAME")
-		}
 		raw, err := client.DoRaw(ctx, c, app.ProjectStateGet, app.ProjectName{Project: pos[0]})
 		if err != nil {
 			return err
 		}
 		return printJSON(g.stdout, raw)
 	case "apply":
-		if len(pos) != 2 {
-			return usagef("usage: crow state apply NAME FILE|- [--until N]  (FILE: a JSON array of ops, or {\"ops\": [...]})")
-		}
 		var data []byte
 		if pos[1] == "-" {
 			data, err = io.ReadAll(g.stdin)
@@ -85,23 +86,52 @@ func runState(ctx context.Context, g *globals, args []string) error {
 			u := uint64(*until)
 			in.ConsolidatedUntilEvent = &u
 		}
-		res, printed, err := call(ctx, g, c, app.ProjectConsolidate, in)
-		if err != nil || printed {
+		res, err := client.Do(ctx, c, app.ProjectConsolidate, in)
+		if err != nil {
 			return err
 		}
-		if res.Unchanged {
-			fmt.Fprintf(g.stdout, "no op applied: %s stays at version %d\n", pos[0], res.Version)
+		if g.json {
+			raw, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			if err := printJSON(g.stdout, raw); err != nil {
+				return err
+			}
 		} else {
-			fmt.Fprintf(g.stdout, "%s version %d (%d ops applied): %s\n", pos[0], res.Version, res.AppliedCount, res.StateHash)
+			if res.Unchanged {
+				fmt.Fprintf(g.stdout, "no op applied: %s stays at version %d\n", pos[0], res.Version)
+			} else {
+				fmt.Fprintf(g.stdout, "%s version %d (%d ops applied): %s\n", pos[0], res.Version, res.AppliedCount, res.StateHash)
+			}
+			for _, r := range res.Rejected {
+				fmt.Fprintf(g.stdout, "  op %d rejected: %s\n", r.Index, r.Error)
+			}
 		}
-		for _, r := range res.Rejected {
-			fmt.Fprintf(g.stdout, "  op %d rejected: %s\n", r.Index, r.Error)
-		}
-		if len(res.Rejected) > 0 {
-			return fmt.Errorf("%d of the ops were rejected", len(res.Rejected))
-		}
-		return nil
+		return rejectedOps(res.Rejected)
 	default:
 		return usagef("unknown state command %q: %s", sub, stateUsage)
 	}
+}
+
+// rejectedOps is the error of an apply that rejected ops (exit 1): how many,
+// and each one's index, op and reason.
+func rejectedOps(rejected []state.Rejection) error {
+	if len(rejected) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d of the ops were rejected", len(rejected))
+	for _, r := range rejected {
+		msg += fmt.Sprintf("; op %d %s: %s", r.Index, compactJSON(r.Op), r.Error)
+	}
+	return errors.New(msg)
+}
+
+// compactJSON is raw on one line.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
