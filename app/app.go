@@ -56,9 +56,12 @@ type Deps struct {
 	Instances *registry.Registry
 	SyncNode  SyncNode
 	SyncFeeds SyncFeeds
-	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
-	SyncPause  func(paused bool)
-	SyncPaused func() bool
+	// SyncPause pauses (true) or resumes replication with instance id, or
+	// with every peer when id is "" (resuming every peer also lifts the
+	// single pauses); it persists the change. SyncPaused reports the pause
+	// of every peer and the instances paused one by one (sorted ids).
+	SyncPause  func(id string, paused bool) error
+	SyncPaused func() (all bool, peers []string)
 	// DB and Writer serve the generic rows of the tables operations.
 	DB     *store.DB
 	Writer *store.Writer

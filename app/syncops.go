@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crow-sync/crow/reenroll"
+	"github.com/crow-sync/crow/sync/transport"
 )
 
 // FeedStatus is one feed held here.
@@ -15,6 +18,10 @@ type FeedStatus struct {
 	InstanceID string `json:"instance_id,omitempty"`
 	Name       string `json:"name,omitempty"`
 	Length     uint64 `json:"length"` // contiguous entries held here
+	// Known is the longest head of this feed known here (held or announced
+	// by a peer); Lag is Known - Length, the entries still to come.
+	Known uint64 `json:"known"`
+	Lag   uint64 `json:"lag"`
 }
 
 // PeerFeedStatus compares one feed between this instance and a peer.
@@ -33,6 +40,7 @@ type PeerStatus struct {
 	Name            string           `json:"name,omitempty"`
 	PeerID          string           `json:"peer_id"`
 	Connected       bool             `json:"connected"`
+	Paused          bool             `json:"paused"` // refused and not dialled: every peer or this one is paused
 	LastSeen        string           `json:"last_seen,omitempty"`
 	Lag             uint64           `json:"lag"` // entries we miss from this peer, all feeds
 	EntriesReceived uint64           `json:"entries_received"`
@@ -43,10 +51,12 @@ type PeerStatus struct {
 
 // SyncStatus is the answer of sync.status.
 type SyncStatus struct {
-	InstanceID string       `json:"instance_id"`
-	Paused     bool         `json:"paused"`
-	Feeds      []FeedStatus `json:"feeds"`
-	Peers      []PeerStatus `json:"peers"`
+	InstanceID string `json:"instance_id"`
+	Paused     bool   `json:"paused"` // every peer
+	// PausedPeers are the instances paused one by one (ids).
+	PausedPeers []string     `json:"paused_peers"`
+	Feeds       []FeedStatus `json:"feeds"`
+	Peers       []PeerStatus `json:"peers"`
 	// Forked is set while this instance's own feed is forked (it refuses
 	// local writes; `crow instance reenroll` recovers it); Reenroll is the
 	// last reenrollment of this data directory, if any.
@@ -54,39 +64,103 @@ type SyncStatus struct {
 	Reenroll *reenroll.Job `json:"reenroll,omitempty"`
 }
 
-// Paused is the answer of sync.pause and sync.resume.
+// SyncPauseIn is the input of sync.pause and sync.resume.
+type SyncPauseIn struct {
+	ID string `json:"id,omitempty" maxlen:"200" desc:"Instance id (or unique name) of the one peer to pause or resume; omitted: every peer."`
+}
+
+// Paused is the answer of sync.pause and sync.resume: what is paused now.
 type Paused struct {
-	Paused bool `json:"paused"`
+	Paused      bool     `json:"paused"`       // every peer
+	PausedPeers []string `json:"paused_peers"` // instance ids paused one by one
 }
 
 var (
 	SyncStatusOp = define(&Def[NoInput, SyncStatus]{
 		Spec: Spec{Name: "sync.status", Method: "GET", Path: "/v1/sync/status", Tool: "crow_sync_status",
 			Title: "Replication status", Tag: "sync", Summary: "Replication state: feeds held here, peers and their lag",
-			Description: "Replication status of this instance: whether sync is paused, the feeds held here with their " +
-				"lengths, and per peer whether it is connected and how many entries this instance still lacks (lag).",
+			Description: "Replication status of this instance: whether sync is paused (for every peer, and per peer), " +
+				"the feeds held here with their lengths and the longest head known for each, and per peer whether it " +
+				"is connected and how many entries this instance still lacks (lag).",
 			Access: Peer, ReadOnly: true},
 		Impl: (*App).syncStatus,
 	})
-	SyncPause = define(&Def[NoInput, Paused]{
+	SyncPause = define(&Def[SyncPauseIn, Paused]{
 		Spec: Spec{Name: "sync.pause", Method: "POST", Path: "/v1/sync/pause", Tag: "sync",
-			Summary: "Pause replication (until resumed or restarted)"},
-		Impl: func(a *App, ctx context.Context, _ NoInput) (Paused, error) { return a.setPaused(true) },
+			Summary: "Pause replication with every peer, or with one instance (kept across restarts)",
+			Description: "Pauses replication: with no id, every peer is disconnected and refused; with an instance " +
+				"id (or unique name), only that peer. The pause is stored in this data directory (never " +
+				"replicated) and holds across restarts until resumed. Answers what is paused now.",
+			Idempotent: true},
+		Impl: func(a *App, ctx context.Context, in SyncPauseIn) (Paused, error) { return a.setPaused(in.ID, true) },
 	})
-	SyncResume = define(&Def[NoInput, Paused]{
-		Spec: Spec{Name: "sync.resume", Method: "POST", Path: "/v1/sync/resume", Tag: "sync", Summary: "Resume replication"},
-		Impl: func(a *App, ctx context.Context, _ NoInput) (Paused, error) { return a.setPaused(false) },
+	SyncResume = define(&Def[SyncPauseIn, Paused]{
+		Spec: Spec{Name: "sync.resume", Method: "POST", Path: "/v1/sync/resume", Tag: "sync",
+			Summary: "Resume replication with every peer, or with one instance",
+			Description: "Resumes replication: with no id, with every peer (lifting the pauses of single peers " +
+				"too); with an instance id (or unique name), with that peer only. Answers what is paused now.",
+			Idempotent: true},
+		Impl: func(a *App, ctx context.Context, in SyncPauseIn) (Paused, error) { return a.setPaused(in.ID, false) },
 	})
 )
 
-// setPaused pauses or resumes replication: while paused, every peer is
-// disconnected and refused. It is not persisted: a restart resumes.
-func (a *App) setPaused(p bool) (Paused, error) {
-	if a.d.SyncPause == nil {
+// setPaused pauses or resumes replication with one instance (idOrName) or
+// every peer (""). While paused, a peer is disconnected and refused; the
+// daemon persists the pause.
+func (a *App) setPaused(idOrName string, p bool) (Paused, error) {
+	if a.d.SyncPause == nil || a.d.SyncPaused == nil {
 		return Paused{}, unavailable("replication")
 	}
-	a.d.SyncPause(p)
-	return Paused{Paused: p}, nil
+	id := ""
+	if idOrName != "" {
+		var err error
+		if id, err = a.pausablePeer(idOrName); err != nil {
+			return Paused{}, err
+		}
+	}
+	if err := a.d.SyncPause(id, p); err != nil {
+		return Paused{}, err
+	}
+	all, peers := a.d.SyncPaused()
+	return Paused{Paused: all, PausedPeers: nonNil(peers)}, nil
+}
+
+// pausablePeer resolves an instance id, or else a unique instance name, to
+// the id of a peer that may be paused: registered here, not this instance.
+func (a *App) pausablePeer(idOrName string) (string, error) {
+	if a.d.Instances == nil {
+		return "", unavailable("instance registry")
+	}
+	id := ""
+	if in, err := a.d.Instances.Get(idOrName); err == nil {
+		id = in.ID
+	} else {
+		var ids []string
+		for _, in := range a.d.Instances.List() {
+			if in.Name == idOrName {
+				ids = append(ids, in.ID)
+			}
+		}
+		switch len(ids) {
+		case 0:
+			return "", Errorf(KindNotFound, "no instance %q is registered here (crow instance list names them)", idOrName)
+		case 1:
+			id = ids[0]
+		default:
+			return "", Errorf(KindInvalid, "%d instances are named %q; give the instance id (%s)", len(ids), idOrName, strings.Join(ids, ", "))
+		}
+	}
+	if id == a.d.Self.InstanceID {
+		return "", Errorf(KindInvalid, "%q is this instance; pause a peer (crow sync pause with no id pauses every peer)", idOrName)
+	}
+	return id, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // instanceOfKey names the instance whose feed (or peer) key is pub.
@@ -102,11 +176,14 @@ func (a *App) instanceOfKey(pub ed25519.PublicKey) (id, name string) {
 }
 
 // syncStatus assembles the replication status. An App without a sync node
-// or feeds (tests) reports none.
+// or feeds (tests) reports none. A peer paused one by one that the node
+// does not know (paused before this start) is listed from the registry.
 func (a *App) syncStatus(ctx context.Context, _ NoInput) (SyncStatus, error) {
-	resp := SyncStatus{InstanceID: a.d.Self.InstanceID, Feeds: []FeedStatus{}, Peers: []PeerStatus{}}
+	resp := SyncStatus{InstanceID: a.d.Self.InstanceID, PausedPeers: []string{}, Feeds: []FeedStatus{}, Peers: []PeerStatus{}}
 	if a.d.SyncPaused != nil {
-		resp.Paused = a.d.SyncPaused()
+		var peers []string
+		resp.Paused, peers = a.d.SyncPaused()
+		resp.PausedPeers = nonNil(peers)
 	}
 	if err := a.ownFork(&resp); err != nil {
 		return resp, err
@@ -118,35 +195,81 @@ func (a *App) syncStatus(ctx context.Context, _ NoInput) (SyncStatus, error) {
 		}
 		for _, h := range heads {
 			id, name := a.instanceOfKey(h.Feed[:])
-			resp.Feeds = append(resp.Feeds, FeedStatus{Feed: hex.EncodeToString(h.Feed[:]), InstanceID: id, Name: name, Length: h.Length})
+			resp.Feeds = append(resp.Feeds, FeedStatus{Feed: hex.EncodeToString(h.Feed[:]), InstanceID: id, Name: name, Length: h.Length, Known: h.Length})
 		}
 	}
-	if a.d.SyncNode == nil {
-		return resp, nil
+	if a.d.SyncNode != nil {
+		peers, err := a.d.SyncNode.Status(ctx)
+		if err != nil {
+			return resp, err
+		}
+		for _, p := range peers {
+			ps := PeerStatus{
+				PeerID: p.Peer.String(), Connected: p.Connected, EntriesReceived: p.EntriesReceived,
+				EntriesSent: p.EntriesSent, Inflight: p.Inflight, Feeds: []PeerFeedStatus{},
+			}
+			if !p.LastSeen.IsZero() {
+				ps.LastSeen = p.LastSeen.UTC().Format(time.RFC3339)
+			}
+			if pub, err := p.Peer.PublicKey(); err == nil {
+				ps.InstanceID, ps.Name = a.instanceOfKey(pub)
+			}
+			for _, f := range p.Feeds {
+				id, _ := a.instanceOfKey(f.Feed[:])
+				ps.Feeds = append(ps.Feeds, PeerFeedStatus{
+					Feed: hex.EncodeToString(f.Feed[:]), InstanceID: id, Local: f.Local, Peer: f.Peer, Lag: f.Lag, Stopped: f.Stopped,
+				})
+				ps.Lag += f.Lag
+			}
+			resp.Peers = append(resp.Peers, ps)
+		}
 	}
-	peers, err := a.d.SyncNode.Status(ctx)
-	if err != nil {
-		return resp, err
+	a.markPaused(&resp)
+	knownHeads(&resp)
+	return resp, nil
+}
+
+// markPaused flags the paused peers and lists those the node does not know.
+func (a *App) markPaused(resp *SyncStatus) {
+	listed := map[string]bool{}
+	for i := range resp.Peers {
+		p := &resp.Peers[i]
+		p.Paused = resp.Paused || (p.InstanceID != "" && slices.Contains(resp.PausedPeers, p.InstanceID))
+		listed[p.InstanceID] = true
 	}
-	for _, p := range peers {
-		ps := PeerStatus{
-			PeerID: p.Peer.String(), Connected: p.Connected, EntriesReceived: p.EntriesReceived,
-			EntriesSent: p.EntriesSent, Inflight: p.Inflight, Feeds: []PeerFeedStatus{},
+	if a.d.Instances == nil {
+		return
+	}
+	for _, id := range resp.PausedPeers {
+		if listed[id] {
+			continue
 		}
-		if !p.LastSeen.IsZero() {
-			ps.LastSeen = p.LastSeen.UTC().Format(time.RFC3339)
+		in, err := a.d.Instances.Get(id)
+		if err != nil {
+			continue
 		}
-		if pub, err := p.Peer.PublicKey(); err == nil {
-			ps.InstanceID, ps.Name = a.instanceOfKey(pub)
-		}
-		for _, f := range p.Feeds {
-			id, _ := a.instanceOfKey(f.Feed[:])
-			ps.Feeds = append(ps.Feeds, PeerFeedStatus{
-				Feed: hex.EncodeToString(f.Feed[:]), InstanceID: id, Local: f.Local, Peer: f.Peer, Lag: f.Lag, Stopped: f.Stopped,
-			})
-			ps.Lag += f.Lag
+		ps := PeerStatus{InstanceID: in.ID, Name: in.Name, Paused: true, Feeds: []PeerFeedStatus{}}
+		if pub, err := in.PublicKeyBytes(); err == nil {
+			if pid, err := transport.PeerIDFromPublicKey(pub); err == nil {
+				ps.PeerID = pid.String()
+			}
 		}
 		resp.Peers = append(resp.Peers, ps)
 	}
-	return resp, nil
+}
+
+// knownHeads sets each feed's longest known head (and lag) from the heads
+// the peers announced.
+func knownHeads(resp *SyncStatus) {
+	best := map[string]uint64{}
+	for _, p := range resp.Peers {
+		for _, f := range p.Feeds {
+			best[f.Feed] = max(best[f.Feed], f.Peer)
+		}
+	}
+	for i := range resp.Feeds {
+		f := &resp.Feeds[i]
+		f.Known = max(f.Length, best[f.Feed])
+		f.Lag = f.Known - f.Length
+	}
 }

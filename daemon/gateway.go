@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,11 +46,14 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		Recovery:  conflicts.NewRecovery(d.conflicts, d.writer),
 		SyncNode:  d.node,
 		SyncFeeds: d.syncFeeds,
-		SyncPause: func(p bool) {
-			d.pause.Set(p)
-			d.log.Info("sync paused by the operator", "paused", p)
+		SyncPause: func(id string, p bool) error {
+			if err := d.pause.Set(id, p); err != nil {
+				return err
+			}
+			d.log.Info("sync paused by the operator", "peer", cmp.Or(id, "all"), "paused", p)
+			return nil
 		},
-		SyncPaused: d.pause.Paused,
+		SyncPaused: func() (bool, []string) { s := d.pause.Saved(); return s.All, s.Peers },
 		// The new key is on disk before the gateway accepts it (and only it).
 		RotateAPIKey: func() (string, error) {
 			key, err := h.RotateAPIKey()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/crow-sync/crow/anchor"
@@ -32,34 +31,6 @@ func (s *signal) Notify() {
 	case s.c <- struct{}{}:
 	default:
 	}
-}
-
-// pauseSwitch is the operator's replication pause: while on, no peer is
-// admitted or dialled. Flipping it raises the peer signal.
-type pauseSwitch struct {
-	on    atomic.Bool
-	peers *signal
-}
-
-func (p *pauseSwitch) Set(paused bool) { p.on.Store(paused); p.peers.Notify() }
-func (p *pauseSwitch) Paused() bool    { return p.on.Load() }
-
-// syncAdmitter admits registered, non-revoked instances while replication
-// is not paused. A refusal while paused, or of a key not registered here
-// yet within registry.BootstrapGrace, is expected (not a security event).
-type syncAdmitter struct{ d *Daemon }
-
-func (a syncAdmitter) Admit(p transport.PeerID) bool {
-	pub, err := p.PublicKey()
-	return err == nil && !a.d.pause.Paused() && a.d.reg.IsAdmittedKey(pub)
-}
-
-func (a syncAdmitter) ExpectedRefusal(p transport.PeerID) bool {
-	if a.d.pause.Paused() {
-		return true
-	}
-	pub, err := p.PublicKey()
-	return err == nil && a.d.reg.ExpectedKeyRefusal(pub)
 }
 
 // buildReplication is stage 3: the apply loop, the sync feeds, the
@@ -121,7 +92,9 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	// Replication follows the registry: only registered, non-revoked
 	// instances are admitted and dialled, and the operator may pause it.
 	d.peers = newSignal()
-	d.pause = &pauseSwitch{peers: d.peers}
+	if d.pause, err = newPauseSwitch(d.h.Paths, d.peers); err != nil {
+		return err
+	}
 	listen, err := defaultSyncListen(d.cfg.Settings.SyncListen, d.cfg.Settings.Listen)
 	if err != nil {
 		return err
@@ -151,7 +124,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 }
 
 // serveRegistry keeps this instance's own row current, then keeps the sync
-// node's peers equal to the registry's (nothing while paused).
+// node's peers equal to the registry's (but the paused ones).
 func (d *Daemon) serveRegistry(ctx context.Context) error {
 	// Our own row: in the table from the first start, and kept current
 	// (sync addresses change when the port is chosen by the system).
@@ -241,6 +214,9 @@ func (d *Daemon) syncPeers() []crowsync.Peer {
 	}
 	var out []crowsync.Peer
 	for _, p := range d.reg.Endpoints() {
+		if d.pause.PeerPaused(p.ID) {
+			continue // paused by the operator: not dialled (and refused by the gater)
+		}
 		id, err := transport.PeerIDFromPublicKey(p.Key)
 		if err != nil {
 			continue

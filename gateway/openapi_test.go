@@ -69,8 +69,8 @@ func newFullEnv(t *testing.T) *fullEnv {
 		Writer:     senv.Writer,
 		Conflicts:  conflicts.NewStore(senv.DB, time.Now),
 		SyncFeeds:  fakeFeeds{{Feed: feedKey, Length: 42}},
-		SyncPause:  func(p bool) { paused = p },
-		SyncPaused: func() bool { return paused },
+		SyncPause:  func(id string, p bool) error { paused = p; return nil },
+		SyncPaused: func() (bool, []string) { return paused, nil },
 	}, gateway.Config{Metrics: metrics})
 	return &fullEnv{url: url, reg: metrics}
 }

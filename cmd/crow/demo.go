@@ -213,7 +213,7 @@ func (d *demo) run(ctx context.Context) error {
 
 	d.say("A conflict: the laptop and the vps edit the same memory while cut off from each other")
 	for _, n := range []*demoNode{laptop, vps} {
-		if _, err := client.Do(ctx, n.c, app.SyncPause, app.NoInput{}); err != nil {
+		if _, err := client.Do(ctx, n.c, app.SyncPause, app.SyncPauseIn{}); err != nil {
 			return err
 		}
 	}
@@ -225,7 +225,7 @@ func (d *demo) run(ctx context.Context) error {
 		}
 	}
 	for _, n := range []*demoNode{laptop, vps} {
-		if _, err := client.Do(ctx, n.c, app.SyncResume, app.NoInput{}); err != nil {
+		if _, err := client.Do(ctx, n.c, app.SyncResume, app.SyncPauseIn{}); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/crow-sync/crow/app"
 )
@@ -14,7 +15,7 @@ func init() {
 
 func runSync(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "pause" && args[0] != "resume") {
-		return usagef("usage: crow sync status|pause|resume [--json]")
+		return usagef("usage: crow sync status [--json] | crow sync pause|resume [ID|NAME] [--json]")
 	}
 	fs := flag.NewFlagSet("sync "+args[0], flag.ContinueOnError)
 	g.bind(fs)
@@ -22,30 +23,22 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if args[0] != "status" {
+		return runSyncPause(ctx, g, args[0], pos)
+	}
 	if len(pos) != 0 {
-		return usagef("crow sync %s takes no arguments", args[0])
+		return usagef("crow sync status takes no arguments")
 	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
-	}
-	if args[0] != "status" {
-		op := app.SyncPause
-		if args[0] == "resume" {
-			op = app.SyncResume
-		}
-		if _, printed, err := call(ctx, g, c, op, app.NoInput{}); err != nil || printed {
-			return err
-		}
-		fmt.Fprintf(g.stdout, "sync %sd\n", args[0])
-		return nil
 	}
 	doc, printed, err := call(ctx, g, c, app.SyncStatusOp, app.NoInput{})
 	if err != nil || printed {
 		return err
 	}
 	if doc.Paused {
-		fmt.Fprintln(g.stdout, "sync is PAUSED (crow sync resume)")
+		fmt.Fprintln(g.stdout, "sync is PAUSED with every peer (crow sync resume)")
 	}
 	if doc.Forked != nil {
 		fmt.Fprintln(g.stdout, "status: FORKED:", doc.Forked.Error)
@@ -74,8 +67,50 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 		if seen == "" {
 			seen = "never"
 		}
-		fmt.Fprintf(g.stdout, "  %-14s %-12s lag=%d received=%d sent=%d last_seen=%s\n",
+		if p.Paused {
+			state += ",paused"
+		}
+		fmt.Fprintf(g.stdout, "  %-14s %-19s lag=%d received=%d sent=%d last_seen=%s\n",
 			p.Name, state, p.Lag, p.EntriesReceived, p.EntriesSent, seen)
+	}
+	return nil
+}
+
+// runSyncPause is `crow sync pause|resume [ID|NAME]`: every peer, or the
+// one instance named (by id, or by its name when unique).
+func runSyncPause(ctx context.Context, g *globals, verb string, pos []string) error {
+	if len(pos) > 1 {
+		return usagef("crow sync %s takes at most one instance id or name", verb)
+	}
+	in := app.SyncPauseIn{}
+	if len(pos) == 1 {
+		in.ID = pos[0]
+	}
+	c, err := newClient(g)
+	if err != nil {
+		return err
+	}
+	op := app.SyncPause
+	if verb == "resume" {
+		op = app.SyncResume
+	}
+	res, printed, err := call(ctx, g, c, op, in)
+	if err != nil || printed {
+		return err
+	}
+	switch {
+	case in.ID == "":
+		fmt.Fprintf(g.stdout, "sync %sd with every peer\n", verb)
+	default:
+		fmt.Fprintf(g.stdout, "sync %sd with %s\n", verb, in.ID)
+	}
+	switch {
+	case res.Paused:
+		fmt.Fprintln(g.stdout, "paused now: every peer (crow sync resume)")
+	case len(res.PausedPeers) > 0:
+		fmt.Fprintf(g.stdout, "paused now: %s (crow sync resume ID)\n", strings.Join(res.PausedPeers, ", "))
+	default:
+		fmt.Fprintln(g.stdout, "paused now: none")
 	}
 	return nil
 }
