@@ -3,12 +3,15 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while a process writes it.
@@ -164,4 +167,52 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// TestSyncStatusWatchRedrawsOnATerminal runs --watch with stdout on a
+// pseudo-terminal: it switches to the alternate screen, clears and redraws
+// each interval, and on SIGINT leaves it, prints the last frame and exits 0.
+func TestSyncStatusWatchRedrawsOnATerminal(t *testing.T) {
+	home := NewDaemon(t, "home", nil)
+	home.Start()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(crowBin, "sync", "status", "--watch", "--interval", "200ms")
+	cmd.Env = home.env()
+	errOut := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = tty, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	r := &runningCLI{cmd: cmd, errOut: errOut, done: make(chan struct{})}
+	go func() { r.err = cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			cmd.Process.Kill()
+			<-r.done
+		}
+	})
+	screen := &syncBuffer{}
+	copied := make(chan struct{})
+	go func() { io.Copy(screen, ptmx); close(copied) }()
+	const altScreen, clear, leave = "\x1b[?1049h", "\x1b[2J", "\x1b[?1049l"
+	Eventually(t, syncTimeout, "three redraws on the terminal", func() bool {
+		return strings.Contains(screen.String(), altScreen) && strings.Count(screen.String(), clear) >= 3
+	})
+	interrupt(t, r)
+	Eventually(t, syncTimeout, "the terminal's output to drain", func() bool {
+		s := screen.String()
+		i := strings.LastIndex(s, leave)
+		return i >= 0 && strings.Contains(s[i:], "anchors")
+	})
+	s := screen.String()
+	if last := s[strings.LastIndex(s, leave)+len(leave):]; !strings.Contains(last, "crow sync status at ") || !strings.Contains(last, "FEED") {
+		t.Fatalf("after Ctrl-C the last frame is not printed on the normal screen: %q", last)
+	}
 }
