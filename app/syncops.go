@@ -66,7 +66,7 @@ type SyncStatus struct {
 
 // SyncPauseIn is the input of sync.pause and sync.resume.
 type SyncPauseIn struct {
-	ID string `json:"id,omitempty" maxlen:"200" desc:"Instance id (or unique name) of the one peer to pause or resume; omitted: every peer."`
+	ID string `json:"id,omitempty" maxlen:"200" desc:"Instance id (or the name of exactly one non-revoked instance) of the one peer to pause or resume; omitted: every peer."`
 }
 
 // Paused is the answer of sync.pause and sync.resume: what is paused now.
@@ -135,9 +135,11 @@ func (a *App) pausablePeer(idOrName string) (string, error) {
 	if in, err := a.d.Instances.Get(idOrName); err == nil {
 		id = in.ID
 	} else {
+		// A name names the live instances of that name (a revoked
+		// predecessor of a re-enrolled machine does not count).
 		var ids []string
 		for _, in := range a.d.Instances.List() {
-			if in.Name == idOrName {
+			if in.Name == idOrName && !in.Revoked() {
 				ids = append(ids, in.ID)
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -57,6 +58,7 @@ func runDemo(ctx context.Context, g *globals, args []string) error {
 	g.bind(fs)
 	dir := fs.String("dir", "", "directory for the three instances (default: a new temporary directory)")
 	keep := fs.Bool("keep", false, "keep the directory (data and logs) afterwards")
+	serve := fs.Bool("serve", false, "after the story, leave the three daemons running (URLs, keys and web UI links printed) until Ctrl-C")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -80,16 +82,81 @@ func runDemo(ctx context.Context, g *globals, args []string) error {
 			os.RemoveAll(d.dir)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	storyCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	if err := d.run(ctx); err != nil {
+	if err := d.run(storyCtx); err != nil {
 		fmt.Fprintf(g.stdout, "\nThe demo stopped: %v\nDaemon logs are in %s (kept).\n", err, d.dir)
 		*keep = true
 		return err
 	}
 	fmt.Fprintf(g.stdout, "\nDone in %.1fs: three instances, one identity, nothing lost.\n", time.Since(start).Seconds())
+	if *serve {
+		return d.serve(ctx, *keep)
+	}
 	return nil
+}
+
+// serve prints how to reach the running daemons and waits for ctx (Ctrl-C,
+// SIGTERM); the caller then stops them. A daemon that exits on its own
+// ends the wait with an error.
+func (d *demo) serve(ctx context.Context, keep bool) error {
+	crowCmd := d.bin
+	if p, err := exec.LookPath("crow"); err == nil && sameFile(p, d.bin) {
+		crowCmd = "crow"
+	}
+	fmt.Fprintln(d.g.stdout, "\nThe three daemons keep running. In the web UI, paste the instance's API key when asked.")
+	for _, n := range d.nodes {
+		key, err := os.ReadFile(home.PathsOf(n.dir).APIKeyFile())
+		keyText := strings.TrimSpace(string(key))
+		if err != nil || keyText == "" {
+			keyText = "(not on disk: crow apikey rotate makes one)"
+		}
+		note := ""
+		if n.name == "vps" {
+			note = " (revoked in the story: the others refuse it)"
+		}
+		fmt.Fprintf(d.g.stdout, "\n%s%s\n", n.name, note)
+		fmt.Fprintf(d.g.stdout, "  gateway  %s\n", n.baseURL())
+		fmt.Fprintf(d.g.stdout, "  web UI   %s/ui/  %s/ui/memories  %s/ui/instances  %s/ui/conflicts  %s/ui/projects\n",
+			n.baseURL(), n.baseURL(), n.baseURL(), n.baseURL(), n.baseURL())
+		fmt.Fprintf(d.g.stdout, "  API key  %s\n", keyText)
+		fmt.Fprintf(d.g.stdout, "  try      CROW_HOME=%s %s memory list\n", n.dir, crowCmd)
+		fmt.Fprintf(d.g.stdout, "           CROW_HOME=%s %s sync status --watch\n", n.dir, crowCmd)
+	}
+	what := "stops them and removes " + d.dir
+	if keep {
+		what = "stops them; " + d.dir + " is kept"
+	}
+	fmt.Fprintf(d.g.stdout, "\nPress Ctrl-C to stop (%s).\n", what)
+	exited := make(chan string, len(d.nodes))
+	for _, n := range d.nodes {
+		go func() {
+			select {
+			case err := <-n.done:
+				n.done <- err // stop reads it
+				exited <- fmt.Sprintf("%s exited on its own: %v (see %s)", n.name, err, filepath.Join(n.dir, "serve.log"))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(d.g.stdout, "\nStopping the three daemons.")
+		return nil
+	case msg := <-exited:
+		return errors.New(msg)
+	}
+}
+
+// sameFile reports whether paths a and b name one file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 func (d *demo) say(format string, a ...any) {

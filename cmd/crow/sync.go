@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crow-sync/crow/app"
 )
@@ -15,10 +16,16 @@ func init() {
 
 func runSync(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "pause" && args[0] != "resume") {
-		return usagef("usage: crow sync status [--json] | crow sync pause|resume [ID|NAME] [--json]")
+		return usagef("usage: crow sync status [--watch [--interval 1s]] [--json] | crow sync pause|resume [ID|NAME] [--json]")
 	}
 	fs := flag.NewFlagSet("sync "+args[0], flag.ContinueOnError)
 	g.bind(fs)
+	var watch *bool
+	var interval *time.Duration
+	if args[0] == "status" {
+		watch = fs.Bool("watch", false, "redraw every --interval until Ctrl-C: per feed rate and ETA, per peer rates, pending anchors (--json: one JSON object per line)")
+		interval = fs.Duration("interval", time.Second, "time between two polls with --watch")
+	}
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
 		return err
@@ -29,9 +36,15 @@ func runSync(ctx context.Context, g *globals, args []string) error {
 	if len(pos) != 0 {
 		return usagef("crow sync status takes no arguments")
 	}
+	if *interval < 100*time.Millisecond {
+		return usagef("--interval must be at least 100ms, got %s", *interval)
+	}
 	c, err := newClient(g)
 	if err != nil {
 		return err
+	}
+	if *watch {
+		return watchSync(ctx, g, c, *interval)
 	}
 	doc, printed, err := call(ctx, g, c, app.SyncStatusOp, app.NoInput{})
 	if err != nil || printed {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
@@ -55,6 +57,12 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	opts := anchor.JudgeOptions{RPCURL: *rpc, CheckpointRPC: *cpRPC, MaxPending: *maxPending, RequireCheckpoint: *requireCP, Now: time.Now()}
 	var out []anchor.PacketVerdict
 	var failed []string
+	// Each version is checked against the chain: a project with many
+	// versions shows a bar on a terminal.
+	var bar *progressbar.ProgressBar
+	if *version == 0 && len(checks) > 1 {
+		bar = newCountBar(g.stderr, len(checks), "verifying", "versions", g.json)
+	}
 	for _, c := range checks {
 		if *version != 0 && c.Version != *version {
 			continue
@@ -64,6 +72,13 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 			failed = append(failed, failure)
 		}
 		out = append(out, v)
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+		_ = bar.Clear()
 	}
 	if *version != 0 && len(out) == 0 {
 		return fmt.Errorf("version %d: no such version", *version)
