@@ -22,7 +22,7 @@ func init() {
 // the daemon's. Logs go to stderr; stdout carries JSON-RPC only.
 func runMCP(ctx context.Context, g *globals, args []string) error {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.StringVar(&g.home, "home", g.home, "data directory (default $CROW_HOME or ~/.crow)")
+	g.bind(fs) // --json is accepted like everywhere; MCP is JSON already
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

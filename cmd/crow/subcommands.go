@@ -48,7 +48,7 @@ var subcommands = map[string][]sub{
 		{"list", "", "the instances of this crow"},
 		{"revoke", "ID", "revoke an instance: its key and tokens are refused everywhere"},
 		{"promote", "", "make this satellite (holding the seed) the home"},
-		{"reenroll", "", "give a forked copy a new identity by invite (--join INVITE)"},
+		{"reenroll", "", "give a forked copy a new identity (--join INVITE; none where the seed is held)"},
 	},
 	"memory": {
 		{"add", "CONTENT|-", "add a memory (- reads the content from stdin)"},
@@ -68,9 +68,17 @@ var subcommands = map[string][]sub{
 		{"projects", "", "the projects, with their memory counts and state versions"},
 	},
 	"sync": {
-		{"status", "", "feeds held here and each peer's connection, lag and traffic"},
-		{"pause", "", "stop replicating"},
-		{"resume", "", "replicate again"},
+		{"status", "", "feeds held here and each peer's connection, lag and traffic (--watch: live rates and ETA)"},
+		{"pause", "[ID|NAME]", "stop replicating with every peer, or with one instance; kept across restarts"},
+		{"resume", "[ID|NAME]", "replicate again (no ID: with every peer)"},
+	},
+	"config": {
+		{"show", "", "the effective configuration of crow serve and where each value came from"},
+		{"set", "KEY VALUE", "set a key of $CROW_HOME/config.toml (checked; the daemon needs a restart)"},
+		{"unset", "KEY", "remove a key from $CROW_HOME/config.toml"},
+	},
+	"service": {
+		{"install", "", "write a hardened systemd unit (--user: a user unit) or a launchd agent"},
 	},
 }
 
