@@ -79,7 +79,7 @@ func TestTailscaleGuide(t *testing.T) {
 	if len(marked) < 6 {
 		t.Fatalf("docs/TAILSCALE.md has %d marked blocks; the test follows its sh guide:MACHINE blocks", len(marked))
 	}
-	usage, _ := exec.Command(crowBin).CombinedOutput()
+	usage, _ := exec.Command(crowBin, "help").CombinedOutput()
 	for _, l := range other {
 		l = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(l), "sudo "), `"$(command -v crow)"`, "crow")
 		if rest, ok := strings.CutPrefix(l, "crow "); ok {
