@@ -11,6 +11,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
@@ -59,6 +60,9 @@ type Deps struct {
 	// SyncPause pauses (true) or resumes replication; SyncPaused reports it.
 	SyncPause  func(paused bool)
 	SyncPaused func() bool
+	// Records serves the typed operations of notes, sources, contacts,
+	// settings, blog posts and crow_context, and the search across tables.
+	Records *records.Service
 	// DB and Writer serve the generic rows of the tables operations.
 	DB     *store.DB
 	Writer *store.Writer

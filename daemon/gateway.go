@@ -14,6 +14,7 @@ import (
 	"github.com/crow-sync/crow/federation"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -38,6 +39,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) {
 		},
 		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
 		Memories:  d.mem,
+		Records:   records.NewService(d.db, d.writer, d.index, records.Options{Clock: d.clk}),
 		Instances: d.reg,
 		DB:        d.db,
 		Writer:    d.writer,
