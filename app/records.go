@@ -84,7 +84,7 @@ type ContactPatch struct {
 type BlogPostIn struct {
 	Title  string                     `json:"title" required:"true" maxlen:"512" desc:"The post's title."`
 	Slug   string                     `json:"slug,omitempty" maxlen:"128" desc:"Its URL name: lowercase letters, digits and single hyphens (default: made from the title)."`
-	Body   string                     `json:"body" required:"true" maxlen:"262144" desc:"The post's text, Markdown (at most 256 KiB)."`
+	Body   string                     `json:"body" required:"true" maxlen:"196608" desc:"The post's text, Markdown (at most 192 KiB)."`
 	Status string                     `json:"status,omitempty" enum:"draft,published" default:"\"draft\"" desc:"draft (default) or published."`
 	Tags   []string                   `json:"tags,omitempty" maxitems:"32" itemminlen:"1" itemmaxlen:"64" desc:"Up to 32 tags of 1-64 characters."`
 	Extra  map[string]json.RawMessage `json:"extra,omitempty" desc:"Other fields to keep with the post, any JSON values (e.g. {\"cover\":\"…\"}); they replicate and are searchable."`
@@ -95,7 +95,7 @@ type BlogPostPatch struct {
 	ID     string                     `json:"id" in:"path" required:"true" desc:"Id of the blog post (crow_list_blog_posts, crow_search)."`
 	Title  *string                    `json:"title,omitempty" maxlen:"512" desc:"New title."`
 	Slug   *string                    `json:"slug,omitempty" maxlen:"128" desc:"New slug."`
-	Body   *string                    `json:"body,omitempty" maxlen:"262144" desc:"New text."`
+	Body   *string                    `json:"body,omitempty" maxlen:"196608" desc:"New text."`
 	Status *string                    `json:"status,omitempty" enum:"draft,published" desc:"draft or published."`
 	Tags   *[]string                  `json:"tags,omitempty" maxitems:"32" itemminlen:"1" itemmaxlen:"64" desc:"New tag list (replaces the old one)."`
 	Extra  map[string]json.RawMessage `json:"extra,omitempty" desc:"Other fields to set; null removes one."`

@@ -76,8 +76,8 @@ func (s *Spec) Field(name string) *Field {
 // Limits shared by the tables (the app's input tags are pinned to them by its tests).
 const (
 	MaxTitle   = 512
-	MaxText    = 64 << 10 // note content, source summary, contact notes
-	MaxBody    = 256 << 10
+	MaxText    = 64 << 10  // note content, source summary, contact notes
+	MaxBody    = 192 << 10 // fits a REST body (256 KiB) with the other fields
 	MaxProject = 128
 	MaxTags    = 32
 	MaxTag     = 64
