@@ -91,6 +91,14 @@ func TestTableToolsRoundTripThroughTwoDaemons(t *testing.T) {
 		return n && c && len(res.Results) == 2
 	})
 
+	// The same search from the CLI; no words is a usage error.
+	if out := laptop.MustCLI("search", "herons", "--tables", "notes,contacts"); !strings.Contains(out, note.ID) || !strings.Contains(out, contact.ID) {
+		t.Errorf("crow search: %s", out)
+	}
+	if _, errOut, err := laptop.CLI("search"); err == nil || !strings.Contains(errOut, "usage: crow search") {
+		t.Errorf("crow search without words: %v %q", err, errOut)
+	}
+
 	// Delete on the laptop: gone on home, and from its search.
 	if d, errText := callTool[app.RecordDeleted](t, ml, "crow_delete_note", app.RecordID{ID: note.ID}); errText != "" || !d.Deleted {
 		t.Fatalf("crow_delete_note: %+v %s", d, errText)
