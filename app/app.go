@@ -12,6 +12,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/store"
@@ -63,6 +64,9 @@ type Deps struct {
 	// of every peer and the instances paused one by one (sorted ids).
 	SyncPause  func(id string, paused bool) error
 	SyncPaused func() (all bool, peers []string)
+	// Records serves the typed operations of notes, sources, contacts,
+	// settings, blog posts and crow_context, and the search across tables.
+	Records *records.Service
 	// DB and Writer serve the generic rows of the tables operations.
 	DB     *store.DB
 	Writer *store.Writer

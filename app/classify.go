@@ -11,6 +11,7 @@ import (
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/reenroll"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/state"
@@ -24,7 +25,8 @@ var domainKinds = []struct {
 	err  error
 	kind Kind
 }{
-	{store.ErrNotFound, KindNotFound}, // also memory.ErrNotFound
+	{store.ErrNotFound, KindNotFound}, // also memory.ErrNotFound, records.ErrNotFound
+	{records.ErrNoTable, KindNotFound},
 	{store.ErrExists, KindConflict},
 	{store.ErrInvalidTable, KindInvalid},
 	{store.ErrTooLarge, KindTooLarge},
@@ -88,6 +90,10 @@ var domainKinds = []struct {
 func classify(err error) (Kind, bool) {
 	var verr *memory.ValidationError
 	if errors.As(err, &verr) {
+		return KindInvalid, true
+	}
+	var rerr *records.ValidationError
+	if errors.As(err, &rerr) {
 		return KindInvalid, true
 	}
 	for _, d := range domainKinds {

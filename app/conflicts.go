@@ -70,31 +70,6 @@ type ResolvedAll struct {
 	Resolved int `json:"resolved"`
 }
 
-// NotificationList is the answer of notifications.list.
-type NotificationList struct {
-	Notifications []conflicts.Notification `json:"notifications"`
-	Unread        int                      `json:"unread"` // over all notifications, not only this page
-	// NextCursor fetches the next page; "" when this is the last.
-	NextCursor string `json:"next_cursor"`
-}
-
-// PageIn pages a list, newest first.
-type PageIn struct {
-	Limit  int    `json:"limit,omitempty" in:"query" min:"1" max:"1000" desc:"Page size; absent: the whole list."`
-	Cursor string `json:"cursor,omitempty" in:"query" desc:"next_cursor of the previous page; absent for the first page."`
-}
-
-// NotificationID names one notification.
-type NotificationID struct {
-	ID string `json:"id" in:"path" required:"true" desc:"Id of the notification."`
-}
-
-// MarkedRead is the answer of notifications.read.
-type MarkedRead struct {
-	ID   string `json:"id"`
-	Read bool   `json:"read"`
-}
-
 var (
 	ConflictsList = define(&Def[ConflictListIn, ConflictList]{
 		Spec: Spec{Name: "conflicts.list", Method: "GET", Path: "/v1/sync/conflicts", Tool: "crow_list_sync_conflicts",
@@ -142,20 +117,9 @@ var (
 			Idempotent: true},
 		Impl: (*App).conflictsResolveAll,
 	})
-	NotificationsList = define(&Def[PageIn, NotificationList]{
-		Spec: Spec{Name: "notifications.list", Method: "GET", Path: "/v1/notifications", Tag: "sync",
-			Summary: "Notifications, newest first", ReadOnly: true},
-		Impl: (*App).notificationsList,
-	})
-	NotificationsRead = define(&Def[NotificationID, MarkedRead]{
-		Spec: Spec{Name: "notifications.read", Method: "POST", Path: "/v1/notifications/{id}/read", Tag: "sync",
-			Summary: "Mark a notification read"},
-		Impl: (*App).notificationsRead,
-	})
 )
 
-func conflictKey(c conflicts.Conflict) (time.Time, string)         { return c.CreatedAt, c.ID }
-func notificationKey(n conflicts.Notification) (time.Time, string) { return n.CreatedAt, n.ID }
+func conflictKey(c conflicts.Conflict) (time.Time, string) { return c.CreatedAt, c.ID }
 
 func (a *App) conflictStore() (*conflicts.Store, error) {
 	if a.d.Conflicts == nil {
@@ -245,42 +209,4 @@ func (a *App) conflictsResolveAll(ctx context.Context, in ResolveAllIn) (Resolve
 		return ResolvedAll{}, err
 	}
 	return ResolvedAll{Resolved: n}, nil
-}
-
-func (a *App) notificationsList(_ context.Context, in PageIn) (NotificationList, error) {
-	cs, err := a.conflictStore()
-	if err != nil {
-		return NotificationList{}, err
-	}
-	list, err := cs.Notifications()
-	if err != nil {
-		return NotificationList{}, err
-	}
-	unread := 0
-	for _, n := range list {
-		if !n.Read {
-			unread++
-		}
-	}
-	list, next, err := conflicts.PageNewest(list, notificationKey, in.Cursor, in.Limit)
-	if err != nil {
-		return NotificationList{}, Wrap(KindInvalid, err, "")
-	}
-	if list == nil {
-		list = []conflicts.Notification{}
-	}
-	return NotificationList{Notifications: list, Unread: unread, NextCursor: next}, nil
-}
-
-func (a *App) notificationsRead(_ context.Context, in NotificationID) (MarkedRead, error) {
-	cs, err := a.conflictStore()
-	if err != nil {
-		return MarkedRead{}, err
-	}
-	if err := cs.MarkRead(in.ID); errors.Is(err, conflicts.ErrNotFound) {
-		return MarkedRead{}, Wrap(KindNotFound, err, "no notification with id "+in.ID)
-	} else if err != nil {
-		return MarkedRead{}, err
-	}
-	return MarkedRead{ID: in.ID, Read: true}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/registry"
 )
 
@@ -42,6 +43,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 		},
 		Sign:      func(c []byte) []byte { return identity.SignChallenge(h.InstanceKey(), c, h.InstanceID) },
 		Memories:  d.mem,
+		Records:   records.NewService(d.db, d.writer, d.index, records.Options{Clock: d.clk}),
 		Instances: d.reg,
 		DB:        d.db,
 		Writer:    d.writer,

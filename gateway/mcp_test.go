@@ -27,6 +27,7 @@ import (
 	"github.com/crow-sync/crow/identity"
 	"github.com/crow-sync/crow/memory"
 	"github.com/crow-sync/crow/projects"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/registry"
 	"github.com/crow-sync/crow/registry/registrytest"
 	"github.com/crow-sync/crow/search"
@@ -123,6 +124,7 @@ func newGatewayEnvStore(tb testing.TB, sopts store.Options, opts ...func(*app.De
 	cs := conflicts.NewStore(senv.DB, nil)
 	env := startGateway(tb, mem, cs, conflicts.NewRecovery(cs, senv.Writer), append([]func(*app.Deps, *gateway.Config){func(d *app.Deps, c *gateway.Config) {
 		d.DB, d.Writer = senv.DB, senv.Writer
+		d.Records = records.NewService(senv.DB, senv.Writer, ix, records.Options{})
 		d.Projects = projects.New(senv.DB, senv.Writer, true)
 		d.ProjectID = func(p string) ([32]byte, bool) { return sha256.Sum256([]byte(p)), true }
 	}}, opts...)...)

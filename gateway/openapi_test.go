@@ -21,6 +21,7 @@ import (
 	"github.com/crow-sync/crow/conflicts"
 	"github.com/crow-sync/crow/gateway"
 	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/records"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store/storetest"
 	crowsync "github.com/crow-sync/crow/sync"
@@ -64,6 +65,7 @@ func newFullEnv(t *testing.T) *fullEnv {
 		Self:       self,
 		Sign:       func(c []byte) []byte { return c },
 		Memories:   memory.NewService(senv.DB, senv.Writer, ix, memory.Options{}),
+		Records:    records.NewService(senv.DB, senv.Writer, ix, records.Options{}),
 		Instances:  newRegistry(t),
 		DB:         senv.DB,
 		Writer:     senv.Writer,

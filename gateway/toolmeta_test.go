@@ -38,6 +38,25 @@ var intendedTools = map[string]effect{
 	"get_project_state":                 readOnly,
 	"update_project_state":              additive, // a new state version; the old ones stay
 	"crow_audit":                        readOnly,
+	// The record tables (app/records.go): the same five tools for each.
+	"crow_search":                 readOnly,
+	"crow_store_note":             additive,
+	"crow_list_notes":             readOnly,
+	"crow_get_note":               readOnly,
+	"crow_update_note":            destructive,
+	"crow_delete_note":            destructive,
+	"crow_store_blog_post":        additive,
+	"crow_update_blog_post":       destructive,
+	"crow_delete_blog_post":       destructive,
+	"crow_set_setting":            destructive, // replaces the value
+	"crow_get_setting":            readOnly,
+	"crow_delete_setting":         destructive,
+	"crow_set_context":            destructive, // replaces the key's content
+	"crow_get_context":            readOnly,
+	"crow_list_context":           readOnly,
+	"crow_delete_context":         destructive,
+	"crow_list_notifications":     readOnly,
+	"crow_mark_notification_read": additive,
 }
 
 // TestToolAnnotationsTellTheTruth walks the tools both endpoints list and

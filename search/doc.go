@@ -1,12 +1,15 @@
-// Package search is the bleve full-text index of memories, kept in step with the store.
+// Package search is the bleve full-text index of memories and of the rows of the other synced
+// tables (records: notes, sources, contacts, settings, blog posts, crow_context; records.go),
+// kept in step with the store.
 //
 // # Consistency contract
 //
 //  1. Every row change committed to the store queues q/<seq> → <table>/<row_id> in the same
 //     badger transaction (package store).
 //  2. The Indexer reads q/ from the index's position + 1, reads the current row of each
-//     memories entry, and applies index/delete operations together with the new position
-//     (internal key "crow_seq") in ONE bleve batch. Batches are near-real-time (scorch's
+//     entry of an indexed table (memories, RecordTables), and applies index/delete
+//     operations together with the new position (internal key "crow_seq") in ONE bleve
+//     batch. Batches are near-real-time (scorch's
 //     unsafe_batch): a batch is searchable once Batch returns, and the persister writes it
 //     in the background. Documents and position are persisted together, in one snapshot.
 //     Index.Seq is what searches see, Index.Durable what is on disk (the batch's persisted
@@ -17,7 +20,7 @@
 //     it are still queued, so they are indexed again.
 //  4. On start, an index whose directory is missing, unreadable, of another mapping version, or
 //     without a recorded position (a rebuild interrupted by a crash) is recreated and rebuilt
-//     from the memories table at a badger snapshot; the position recorded is the snapshot's
+//     from the indexed tables at a badger snapshot; the position recorded is the snapshot's
 //     q/ head, so later changes are picked up from q/.
 //
 // Indexing is idempotent (it always indexes the row's current state), so replaying entries

@@ -15,11 +15,13 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/crow-sync/crow/store"
 )
 
 // mappingVersion is bumped whenever the index mapping changes; an index built with another
-// version is rebuilt.
-const mappingVersion = "1"
+// version is rebuilt. 2: the table and text fields (records, records.go).
+const mappingVersion = "2"
 
 var (
 	keySeq     = []byte("crow_seq")
@@ -173,6 +175,8 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt("tags", kw())
 	dm.AddFieldMappingsAt("importance", num)
 	dm.AddFieldMappingsAt("created_at", date)
+	dm.AddFieldMappingsAt("table", kw())
+	dm.AddFieldMappingsAt("text", text)
 
 	im := bleve.NewIndexMapping()
 	im.DefaultMapping = dm
@@ -307,7 +311,7 @@ func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
 	}
 }
 
-// Count returns the number of indexed memories.
+// Count returns the number of indexed documents (memories and records).
 func (ix *Index) Count() (uint64, error) {
 	n, err := ix.bi.DocCount()
 	if err != nil {
@@ -378,7 +382,10 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	var bq query.Query
 	switch len(must) {
 	case 0:
-		bq = bleve.NewMatchAllQuery()
+		// Every memory, and no record (records.go).
+		tq := bleve.NewTermQuery(store.TableMemories)
+		tq.SetField("table")
+		bq = tq
 	case 1:
 		bq = must[0]
 	default:
@@ -417,6 +424,7 @@ func (d memoryDoc) fields() map[string]any {
 		"category":   d.Category,
 		"importance": float64(d.Importance),
 		"created_at": d.CreatedAt,
+		"table":      store.TableMemories,
 	}
 	if len(d.Tags) > 0 {
 		m["tags"] = d.Tags

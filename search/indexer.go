@@ -212,15 +212,16 @@ func (x *Indexer) catchUp() (int, error) {
 		return txn.ScanQueue(from, catchUpBatch, func(e store.QueueEntry) error {
 			n++
 			last = e.Seq
-			if e.Table != store.TableMemories || seen[e.RowID] {
+			id := docID(e.Table, e.RowID)
+			if !Searchable(e.Table) || seen[id] {
 				return nil
 			}
-			seen[e.RowID] = true
-			row, err := txn.GetRow(store.TableMemories, e.RowID)
+			seen[id] = true
+			row, err := txn.GetRow(e.Table, e.RowID)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			return stage(b, e.RowID, row)
+			return stageRow(b, e.Table, e.RowID, row)
 		})
 	})
 	if err != nil {
@@ -280,30 +281,10 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 			return err
 		}
 		b := x.ix.bi.NewBatch()
-		err = txn.ScanRows(store.TableMemories, func(r *store.Row) error {
-			if r.Deleted {
-				return nil
-			}
-			if err := stage(b, r.RowID, r); err != nil {
+		for _, table := range append([]string{store.TableMemories}, RecordTables...) {
+			if err := x.rebuildTable(ctx, txn, b, table, &count); err != nil {
 				return err
 			}
-			count++
-			if b.Size() >= rebuildBatch {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := x.checkSpace(); err != nil {
-					return err
-				}
-				if err := x.ix.bi.Batch(b); err != nil {
-					return err
-				}
-				b.Reset()
-			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		if err := x.checkSpace(); err != nil {
 			return err
@@ -315,6 +296,32 @@ func (x *Indexer) rebuild(ctx context.Context) error {
 		return fmt.Errorf("rebuilding search index: %w", err)
 	}
 	x.ix.setSeq(head)
-	x.log.Info("rebuilt search index", "memories", count, "seq", head, "took", x.clk.Since(start))
+	x.log.Info("rebuilt search index", "documents", count, "seq", head, "took", x.clk.Since(start))
 	return nil
+}
+
+// rebuildTable stages every live row of table into b, applying b each rebuildBatch rows.
+func (x *Indexer) rebuildTable(ctx context.Context, txn *store.Txn, b *bleve.Batch, table string, count *int) error {
+	return txn.ScanRows(table, func(r *store.Row) error {
+		if r.Deleted {
+			return nil
+		}
+		if err := stageRow(b, table, r.RowID, r); err != nil {
+			return err
+		}
+		*count++
+		if b.Size() >= rebuildBatch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := x.checkSpace(); err != nil {
+				return err
+			}
+			if err := x.ix.bi.Batch(b); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+		return nil
+	})
 }
