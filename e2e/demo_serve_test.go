@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -18,23 +17,8 @@ import (
 // exits 0.
 func TestDemoServe(t *testing.T) {
 	tmp := t.TempDir()
-	cmd := exec.Command(crowBin, "demo", "--serve")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &runningCLI{cmd: cmd, out: out, errOut: errOut, done: make(chan struct{})}
-	go func() { r.err = cmd.Wait(); close(r.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-r.done:
-		default:
-			cmd.Process.Kill()
-			<-r.done
-		}
-	})
+	r := startCLIEnv(t, append(os.Environ(), "TMPDIR="+tmp), "demo", "--serve")
+	out, errOut := r.out, r.errOut
 	Eventually(t, 4*time.Minute, "the demo to serve", func() bool {
 		select {
 		case <-r.done:
@@ -72,7 +56,7 @@ func TestDemoServe(t *testing.T) {
 		addrs = append(addrs, strings.TrimPrefix(g[1], "http://"))
 	}
 
-	cmd.Process.Signal(syscall.SIGINT)
+	r.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-r.done:
 		if r.err != nil {

@@ -44,8 +44,15 @@ type runningCLI struct {
 // startCLI runs a long crow command against d's home (stdout a pipe).
 func startCLI(t *testing.T, d *Daemon, args ...string) *runningCLI {
 	t.Helper()
+	return startCLIEnv(t, d.env(), args...)
+}
+
+// startCLIEnv runs crow args in the background with environment env; the
+// process is killed at cleanup if it still runs.
+func startCLIEnv(t *testing.T, env []string, args ...string) *runningCLI {
+	t.Helper()
 	cmd := exec.Command(crowBin, args...)
-	cmd.Env = d.env()
+	cmd.Env = env
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	if err := cmd.Start(); err != nil {
