@@ -114,6 +114,11 @@ func mineBlock(t *testing.T, c *client) uint64 {
 // blocks at those heights are others.
 func rewindTo(t *testing.T, e *Embedded, n uint64) {
 	t.Helper()
+	// The dev beacon seals on its own goroutine after each new transaction
+	// (and once more for an event queued meanwhile): a seal racing the
+	// rewind can read a block the rewind drops (a nil dereference in
+	// go-ethereum's sealBlock). Rewind only once it has been idle a while.
+	waitBeaconIdle(t, e)
 	if err := e.ec.Client().CallContext(testCtx(t), nil, "debug_setHead", hexutil.Uint64(n)); err != nil {
 		t.Fatalf("debug_setHead(%d): %v", n, err)
 	}
@@ -139,6 +144,31 @@ func rewindTo(t *testing.T, e *Embedded, n uint64) {
 		case <-ctx.Done():
 			t.Fatalf("after rewinding the pool's nonce stays %d, the chain's is %d", got, want)
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// waitBeaconIdle waits until the pool holds no transaction and the head
+// has not moved for 300 ms.
+func waitBeaconIdle(t *testing.T, e *Embedded) {
+	t.Helper()
+	ctx := testCtx(t)
+	last, since := headOf(t, e.client), time.Now()
+	for {
+		pending, err := e.ec.PendingTransactionCount(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := headOf(t, e.client)
+		if h != last || pending != 0 {
+			last, since = h, time.Now()
+		} else if time.Since(since) >= 300*time.Millisecond {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the dev beacon did not go idle (head %d, %d pending)", h, pending)
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
