@@ -20,6 +20,7 @@ import (
 var (
 	loadClients = flag.Int("load.clients", 64, "BenchmarkLoad64: concurrent REST clients (half write, half search)")
 	loadPreload = flag.Int("load.preload", 2000, "BenchmarkLoad64: memories written before the measured run")
+	loadPprof   = flag.String("load.pprof", "", "BenchmarkLoad64: serve the daemon's net/http/pprof on this loopback HOST:PORT (CROW_PPROF)")
 )
 
 // BenchmarkLoad64 runs 64 concurrent clients against one real daemon over its
@@ -36,6 +37,9 @@ var (
 // The figures are recorded in docs/benchmarks/load.md.
 func BenchmarkLoad64(b *testing.B) {
 	d := NewDaemon(b, "home", nil)
+	if *loadPprof != "" {
+		d.Env = append(d.Env, "CROW_PPROF="+*loadPprof)
+	}
 	d.Start()
 
 	vocab := loadVocab()

@@ -233,6 +233,12 @@ func (x *Indexer) catchUp() (int, error) {
 	if err := x.checkSpace(); err != nil {
 		return 0, err
 	}
+	// Before the batch is published: an index seen caught up is not
+	// reported paused for space (TestIndexerPausesOnFullDisk raced here).
+	if x.ix.noSpaceNow() {
+		x.log.Info("search indexing resumed")
+		x.ix.setNoSpace(false)
+	}
 	x.ix.seal(b, last)
 	if err := x.ix.bi.Batch(b); err != nil {
 		return 0, fmt.Errorf("applying index batch up to %d: %w", last, err)
