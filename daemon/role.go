@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,6 +119,14 @@ func (d *Daemon) serveRole(ctx context.Context) error {
 				if err := d.db.DropConsumer(memory.NumbererConsumer); err != nil {
 					d.log.Warn("dropping the numberer's queue position", "err", err)
 				}
+				// Numbers this instance wrote above the base before it heard
+				// of the record may have met the new home's numbers of the
+				// same versions while neither was refused here, and kept the
+				// live row. The new home's feed is applied again from its
+				// start: now each of our refused numbers gives way to its.
+				if err := d.reapplyFeedOf(ctx, rec.InstanceID); err != nil {
+					d.log.Warn("re-applying the new home's feed", "err", err)
+				}
 			}
 			return &roleChange{role: role, why: d.roleWhy()}
 		}
@@ -126,6 +136,20 @@ func (d *Daemon) serveRole(ctx context.Context) error {
 		case <-wake.c:
 		}
 	}
+}
+
+// reapplyFeedOf moves the apply checkpoint of instance id's feed back to
+// its start (re-applying is idempotent for every row already decided).
+func (d *Daemon) reapplyFeedOf(ctx context.Context, id string) error {
+	in, err := d.reg.Get(id)
+	if err != nil {
+		return err
+	}
+	key, err := hex.DecodeString(in.PublicKey)
+	if err != nil || len(key) != ed25519.PublicKeySize {
+		return fmt.Errorf("instance %s has a bad public key %q", id, in.PublicKey)
+	}
+	return d.db.Update(ctx, func(txn *store.Txn) error { return txn.SetApplied(key, 0) })
 }
 
 // PromoteResult is the answer of a promotion.
