@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/audit"
@@ -54,7 +52,7 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		if in.Cursor == "" {
-			bar = newAuditBar(g.stderr, out.Total, g.json)
+			bar = newCountBar(g.stderr, int64(out.Total), "auditing", "items", g.json)
 		}
 		rep.Add(out)
 		if bar != nil {
@@ -84,18 +82,6 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 		return fmt.Errorf("audit failed: %d mismatches", rep.MismatchCount())
 	}
 	return nil
-}
-
-// newAuditBar draws progress on stderr when it is a terminal (and the output
-// is not JSON for a script); nil otherwise.
-func newAuditBar(w io.Writer, total uint64, asJSON bool) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || asJSON || total == 0 || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions64(int64(total), progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("auditing"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("items"), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
 }
 
 func printAudit(w io.Writer, r app.AuditReport) {

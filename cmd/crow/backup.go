@@ -10,9 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/backup"
 	"github.com/crow-sync/crow/client"
@@ -185,18 +182,6 @@ func ifURL(url, format string) string {
 		return ""
 	}
 	return fmt.Sprintf(format, url)
-}
-
-// newBytesBar draws a byte count (total -1: unknown) on stderr when it is a
-// terminal and the output is not JSON; nil otherwise.
-func newBytesBar(w io.Writer, total int64, what string, asJSON bool) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || asJSON || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowBytes(true), progressbar.OptionShowTotalBytes(true), progressbar.OptionSetPredictTime(total > 0),
-		progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish())
 }
 
 // countingWriter counts the bytes written through it.

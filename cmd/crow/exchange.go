@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/crow-sync/crow/app"
 	"github.com/crow-sync/crow/client"
@@ -98,7 +97,7 @@ func exportTo(ctx context.Context, g *globals, c *client.Client, w io.Writer, pr
 			return n, err
 		}
 		if page.Total != nil {
-			bar = newExchangeBar(g, *page.Total, "exporting")
+			bar = newCountBar(g.stderr, int64(*page.Total), "exporting", "memories", g.json)
 		}
 		for _, r := range page.Memories {
 			if err := exchange.WriteRecord(w, r); err != nil {
@@ -159,7 +158,7 @@ func runMemoryImport(ctx context.Context, g *globals, args []string) error {
 	in := app.MemoryImportIn{Project: *project, Source: memory.SourceCLI}
 	pass := func(dry bool, what string) (exchange.Result, error) {
 		var res exchange.Result
-		bar := newExchangeBar(g, len(parsed.Items), what)
+		bar := newCountBar(g.stderr, int64(len(parsed.Items)), what, "memories", g.json)
 		defer func() {
 			if bar != nil {
 				_ = bar.Clear()
@@ -203,16 +202,4 @@ func runMemoryImport(ctx context.Context, g *globals, args []string) error {
 	fmt.Fprintf(g.stdout, "%s %d memories from %s (%s), skipped %d as duplicates, refused %d (deleted or forgotten here)\n",
 		verb, res.Imported, file, parsed.Format, res.Duplicates, res.Refused)
 	return nil
-}
-
-// newExchangeBar draws progress on stderr when it is a terminal and the output is not JSON;
-// nil otherwise.
-func newExchangeBar(g *globals, total int, what string) *progressbar.ProgressBar {
-	f, ok := g.stderr.(*os.File)
-	if !ok || g.json || total == 0 || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription(what), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("memories"), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
 }

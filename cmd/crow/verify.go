@@ -61,7 +61,7 @@ func runVerify(ctx context.Context, g *globals, args []string) error {
 	// versions shows a bar on a terminal.
 	var bar *progressbar.ProgressBar
 	if *version == 0 && len(checks) > 1 {
-		bar = newCountBar(g.stderr, len(checks), "verifying", "versions", g.json)
+		bar = newCountBar(g.stderr, int64(len(checks)), "verifying", "versions", g.json)
 	}
 	for _, c := range checks {
 		if *version != 0 && c.Version != *version {
