@@ -186,7 +186,26 @@ func (d *Daemon) serveRegistry(ctx context.Context) error {
 	if e, ok := d.h.PendingJoin(); ok {
 		go d.completeJoin(ctx, e)
 	}
-	return crowsync.FollowPeers(ctx, d.node, d.syncPeers, d.peers.c)
+	return crowsync.FollowPeers(ctx, d.node, d.syncPeers, d.peers.c, d.syncFarewell)
+}
+
+// revokedFarewell is how long a revoked instance keeps its open sync session:
+// time enough to be announced, and to fetch, the head whose entry revokes it,
+// so it learns of its revocation (and stops) instead of retrying for ever. It
+// cannot open a new session, and nothing it sends is applied any more.
+const revokedFarewell = 3 * time.Second
+
+// syncFarewell gives a revoked instance its farewell; a paused or removed
+// peer is cut at once.
+func (d *Daemon) syncFarewell(p crowsync.PeerID) time.Duration {
+	pub, err := p.PublicKey()
+	if err != nil || (&syncAdmitter{d}).paused(p) {
+		return 0
+	}
+	if st, _ := d.reg.KeyStatus(pub); st == registry.KeyRevoked {
+		return revokedFarewell
+	}
+	return 0
 }
 
 // completeJoin finishes an enrollment by invitation at the first start: it

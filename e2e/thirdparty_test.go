@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,12 +142,22 @@ func TestThirdPartyVerifiesEmbedded(t *testing.T) {
 		t.Fatalf("packet rpc_url = %q, want home's public chain RPC", p.RPCURL)
 	}
 	checkThirdParty(t, home, script, raw, p.RPCURL)
-	home.MustCLI("verify", "public")
+	out := home.MustCLI("verify", "public")
 	// No checkpoints here: a verifier that requires one for roots older
 	// than a second refuses once the root is that old; within the grace it
-	// accepts.
+	// accepts. The root's age counts from its block's time, which the
+	// embedded chain may set ahead of the wall clock (a block at least a
+	// second after its parent), so the wait is from that time.
 	home.MustCLI("verify", "public", "--require-checkpoint", "1h")
-	time.Sleep(1100 * time.Millisecond)
+	m := regexp.MustCompile(`root #\d+ \(([^)]+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("crow verify printed no root time:\n%s", out)
+	}
+	at, err := time.Parse(time.RFC3339, m[1])
+	if err != nil {
+		t.Fatalf("root time %q: %v", m[1], err)
+	}
+	time.Sleep(time.Until(at.Add(1100 * time.Millisecond)))
 	if out, errOut, err := home.CLI("verify", "public", "--require-checkpoint", "1s"); err == nil || !strings.Contains(out+errOut, "checkpoint") {
 		t.Fatalf("crow verify --require-checkpoint accepted a root no checkpoint covers (%v):\n%s%s", err, out, errOut)
 	}

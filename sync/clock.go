@@ -10,3 +10,6 @@ type Ticker = clock.Ticker
 
 // SystemClock is the real clock.
 type SystemClock = clock.System
+
+// Timer is the subset of time.Timer FollowPeers uses.
+type Timer = clock.Timer
