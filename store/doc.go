@@ -13,6 +13,8 @@
 //	s/updated_at            time sync_state last changed, Unix nanoseconds big-endian
 //	q/<seq BE>              "<table>/<row_id>": the row changed at seq (for search and others)
 //	m/schema                store schema version
+//	m/counts, m/count/      maintained row counts per table, state and counted field
+//	                        (counts.go), written in the transaction of the rows they count
 //
 // # The local write path (Writer)
 //

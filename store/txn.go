@@ -31,6 +31,9 @@ type Txn struct {
 	// seq is the highest q/ seq this transaction allocated (0: none); Update publishes it
 	// as the queue head once committed.
 	seq uint64
+	// counts holds the changes of the maintained row counts (counts.go) made by the rows
+	// this transaction wrote; update writes them in just before committing.
+	counts countDeltas
 }
 
 // View runs fn in a read-only transaction.
@@ -89,6 +92,9 @@ func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, erro
 		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
 		err := fn(t)
 		if err == nil {
+			err = t.flushCounts()
+		}
+		if err == nil {
 			db.gate.RLock()
 			err = t.txn.Commit()
 			db.gate.RUnlock()
@@ -123,6 +129,7 @@ func (t *Txn) GetRow(table, rowID string) (*Row, error) { return getRow(t.txn, t
 
 // PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
 // id) and queues a q/ record for it. It returns the row's queue seq, also set in row.Seq.
+// It reads the row's previous version to keep the row counts (CountRows) in step.
 // Because it allocates the seq from s/seq, any two transactions that write rows conflict and
 // are serialised (DB.Update re-runs the later one): queue order is commit order.
 func (t *Txn) PutRow(row *Row) (uint64, error) {
@@ -131,9 +138,14 @@ func (t *Txn) PutRow(row *Row) (uint64, error) {
 		return 0, err
 	}
 	seq++
+	old, err := getRow(t.txn, row.Table, row.RowID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return 0, err
+	}
 	if err := putRowSeq(t.txn, row, seq); err != nil {
 		return 0, err
 	}
+	t.countMove(old, row)
 	if err := setUint(t.txn, keySeq, seq); err != nil {
 		return 0, err
 	}

@@ -1,6 +1,9 @@
 package store
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // TxnBatch stages many row writes and Lamport observations in one transaction while keeping
 // s/seq and s/lamport in memory: they are read once by BeginBatch and written once by Flush.
@@ -41,8 +44,9 @@ func (b *TxnBatch) ObserveLamport(remote uint64) uint64 {
 	return b.lamport
 }
 
-// PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory) and
-// returns its seq. The envelope bytes are the same as Txn.PutRow's.
+// PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory, the
+// previous version read for the row counts) and returns its seq. The envelope bytes are the
+// same as Txn.PutRow's.
 func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !ValidTable(row.Table) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
@@ -58,6 +62,10 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	val := make([]byte, len(enc))
 	copy(val, enc)
 	b.buf = enc
+	old, err := getRow(b.txn.txn, row.Table, row.RowID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return 0, err
+	}
 	seq := b.seq + 1
 	if err := b.txn.txn.Set(rowKey(row.Table, row.RowID), val); err != nil {
 		return 0, fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
@@ -65,6 +73,7 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if err := b.txn.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
 		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
+	b.txn.countMove(old, row)
 	b.seq = seq
 	b.dirty = true
 	row.Seq = seq
