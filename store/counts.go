@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -57,47 +59,87 @@ type RowCounts struct {
 // Total is every row, tombstones included.
 func (c RowCounts) Total() int { return c.Live + c.Deleted + c.Forgotten }
 
+// countKey names one maintained count: a state count (field "", value live, deleted or
+// forgotten) or a group count (field and its value).
+type countKey struct{ table, field, value string }
+
+func (k countKey) key() []byte {
+	if k.field == "" {
+		return []byte(countStateKey(k.table, k.value))
+	}
+	return []byte(countGroupPrefix(k.table, k.field) + k.value)
+}
+
 func countStateKey(table, state string) string { return "m/count/" + table + "/n/" + state }
 
 func countGroupPrefix(table, field string) string { return "m/count/" + table + "/g/" + field + "/" }
 
-// countDeltas accumulates count changes of one transaction, by count key.
-type countDeltas map[string]int64
+// maxCounted is the most fields CountedFields gives a table.
+const maxCounted = 2
 
-// move records that a row went from old to new (nil: missing).
-func (d countDeltas) move(old, new *Row) {
-	d.row(old, -1)
-	d.row(new, 1)
+// tally is the counts one row version is in (none for a missing row).
+type tally struct {
+	keys [1 + maxCounted]countKey
+	n    int
 }
 
-// row adds sign to every count r is in.
-func (d countDeltas) row(r *Row, sign int64) {
+// tallyOf returns the counts r is in (nil: a missing row).
+func tallyOf(r *Row) tally {
+	var t tally
 	if r == nil {
-		return
+		return t
 	}
 	switch {
 	case !r.Deleted:
-		d[countStateKey(r.Table, "live")] += sign
+		t.keys[0] = countKey{r.Table, "", "live"}
+		t.n = 1
 		fields := CountedFields[r.Table]
 		if len(fields) == 0 {
-			return
+			return t
 		}
-		for i, v := range groupValues(r.Data, fields) {
-			d[countGroupPrefix(r.Table, fields[i])+v] += sign
+		var vals [maxCounted]string
+		groupValues(r.Data, fields, vals[:len(fields)])
+		for i, f := range fields {
+			t.keys[t.n] = countKey{r.Table, f, vals[i]}
+			t.n++
 		}
 	case r.Forgotten():
-		d[countStateKey(r.Table, "forgotten")] += sign
+		t.keys[0], t.n = countKey{r.Table, "", "forgotten"}, 1
 	default:
-		d[countStateKey(r.Table, "deleted")] += sign
+		t.keys[0], t.n = countKey{r.Table, "", "deleted"}, 1
+	}
+	return t
+}
+
+// countDeltas accumulates count changes of one transaction.
+type countDeltas map[countKey]int64
+
+// move records that a row's counts went from old to new.
+func (d countDeltas) move(old, new tally) {
+	for _, k := range old.keys[:old.n] {
+		d[k]--
+	}
+	for _, k := range new.keys[:new.n] {
+		d[k]++
 	}
 }
 
-// groupValues returns the values of fields in data, "" where one is missing or not a string.
-func groupValues(data json.RawMessage, fields []string) []string {
-	out := make([]string, len(fields))
+// groupValues sets out[i] to the top-level string value of fields[i] in the JSON object
+// data: "" where it is missing or not a string, the last one where a key repeats (as
+// encoding/json decodes into a map). Keys match exactly.
+func groupValues(data json.RawMessage, fields []string, out []string) {
+	for i := range out {
+		out[i] = ""
+	}
+	if groupValuesFast(data, fields, out) {
+		return
+	}
+	for i := range out {
+		out[i] = ""
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(data, &m) != nil {
-		return out
+		return
 	}
 	for i, f := range fields {
 		if raw, ok := m[f]; ok {
@@ -107,7 +149,108 @@ func groupValues(data json.RawMessage, fields []string) []string {
 			}
 		}
 	}
-	return out
+}
+
+// groupValuesFast is groupValues for an object whose keys and counted string values have
+// no escapes (encoding/json's output for ordinary text); it reports false, having perhaps
+// set some of out, for anything else, so the caller decodes data fully.
+func groupValuesFast(data []byte, fields []string, out []string) bool {
+	r := reader{b: data}
+	ws := func() {
+		for r.i < len(r.b) && isSpace(r.b[r.i]) {
+			r.i++
+		}
+	}
+	ws()
+	if !r.lit("{") {
+		return false
+	}
+	ws()
+	if r.lit("}") {
+		ws()
+		return r.i == len(r.b)
+	}
+	for {
+		ws()
+		key, ok := r.str()
+		if !ok {
+			return false
+		}
+		ws()
+		if !r.lit(":") {
+			return false
+		}
+		ws()
+		j := slices.Index(fields, key)
+		if r.i < len(r.b) && r.b[r.i] == '"' {
+			if j < 0 {
+				if !r.skipString() {
+					return false
+				}
+			} else if out[j], ok = r.str(); !ok {
+				return false
+			}
+		} else {
+			if j >= 0 {
+				out[j] = ""
+			}
+			if !r.skipValue() {
+				return false
+			}
+		}
+		ws()
+		if r.lit("}") {
+			ws()
+			return r.i == len(r.b)
+		}
+		if !r.lit(",") {
+			return false
+		}
+	}
+}
+
+// skipString moves past a string (escapes allowed, not checked).
+func (r *reader) skipString() bool {
+	for r.i++; r.i < len(r.b); r.i++ {
+		switch r.b[r.i] {
+		case '\\':
+			r.i++
+		case '"':
+			r.i++
+			return true
+		}
+	}
+	return false
+}
+
+// skipValue moves past one value that is not a string: an object or array (strings in it
+// skipped whole), or a number or literal. It checks the nesting, not the grammar.
+func (r *reader) skipValue() bool {
+	start, depth := r.i, 0
+	for r.i < len(r.b) {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			if depth == 0 || !r.skipString() {
+				return false
+			}
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return r.i > start
+			}
+			depth--
+			if depth == 0 {
+				r.i++
+				return true
+			}
+		case depth == 0 && (c == ',' || isSpace(c)):
+			return r.i > start
+		}
+		r.i++
+	}
+	return false
 }
 
 // flushCounts writes t's count deltas and the seq they cover into t (DB.update calls it
@@ -117,7 +260,7 @@ func (t *Txn) flushCounts() error {
 		if d == 0 {
 			continue
 		}
-		key := []byte(k)
+		key := k.key()
 		v, err := getUint(t.txn, key)
 		if err != nil {
 			return err
@@ -125,7 +268,7 @@ func (t *Txn) flushCounts() error {
 		n := int64(v) + d
 		if n < 0 {
 			// The counts were wrong: keep them usable and rebuild them at the next Open.
-			t.db.log.Warn("store: a maintained row count went negative; rebuilding at the next open", "key", k, "count", n)
+			t.db.log.Warn("store: a maintained row count went negative; rebuilding at the next open", "key", string(key), "count", n)
 			if err := t.txn.Delete(keyCounts); err != nil {
 				return fmt.Errorf("deleting %s: %w", keyCounts, txnErr(err))
 			}
@@ -147,11 +290,35 @@ func (t *Txn) flushCounts() error {
 }
 
 // countMove records in t that a row went from old to new.
-func (t *Txn) countMove(old, new *Row) {
+func (t *Txn) countMove(old, new *Row) { t.countTallies(tallyOf(old), new) }
+
+// countTallies records in t that a row whose counts were old became new, and remembers
+// new's counts for the next write of the row in t (see Txn.GetRow).
+func (t *Txn) countTallies(old tally, new *Row) {
 	if t.counts == nil {
 		t.counts = countDeltas{}
 	}
-	t.counts.move(old, new)
+	nt := tallyOf(new)
+	t.counts.move(old, nt)
+	if t.seen != nil {
+		t.seen[string(rowKey(new.Table, new.RowID))] = nt
+	}
+}
+
+// prevTally returns the counts of row table/rowID as it is in t: remembered from a GetRow
+// or a write of it in t, else read.
+func (t *Txn) prevTally(table, rowID string) (tally, error) {
+	if nt, ok := t.seen[string(rowKey(table, rowID))]; ok {
+		return nt, nil
+	}
+	old, err := getRow(t.txn, table, rowID)
+	if errors.Is(err, ErrNotFound) {
+		return tally{}, nil
+	}
+	if err != nil {
+		return tally{}, err
+	}
+	return tallyOf(old), nil
 }
 
 // CountRows returns how many rows of table there are in each state, from the maintained
@@ -280,7 +447,7 @@ func (db *DB) rebuildCounts(reason string) error {
 		for _, table := range Tables() {
 			if err := scanRows(t.txn, table, func(r *Row) error {
 				rows++
-				d.row(r, 1)
+				d.move(tally{}, tallyOf(r))
 				return nil
 			}); err != nil {
 				return err
@@ -288,7 +455,7 @@ func (db *DB) rebuildCounts(reason string) error {
 		}
 		for k, n := range d {
 			if n != 0 {
-				if err := setUint(t.txn, []byte(k), uint64(n)); err != nil {
+				if err := setUint(t.txn, k.key(), uint64(n)); err != nil {
 					return err
 				}
 			}

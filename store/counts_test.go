@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,6 +223,11 @@ func TestCountsMatchScan(t *testing.T) {
 				}
 				for _, r := range rows {
 					b.ObserveLamport(r.LamportTS)
+					if w.rng.IntN(2) == 0 { // as the apply loop reads the row first
+						if _, err := txn.GetRow(r.Table, r.RowID); err != nil && !errors.Is(err, ErrNotFound) {
+							return err
+						}
+					}
 					if _, err := b.PutRow(r); err != nil {
 						return err
 					}
@@ -436,5 +442,57 @@ func TestCountsErrors(t *testing.T) {
 	}
 	if _, err := db.CountRows("nope"); !errors.Is(err, ErrInvalidTable) {
 		t.Errorf("unknown table: %v", err)
+	}
+}
+
+// groupValues finds the same values as a full decode into a map, for random objects with
+// repeated, nested, escaped, non-string and non-ASCII members.
+func TestGroupValuesMatchesDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+	keys := []string{"project", "category", "content", "Project", `proj\u0065ct`, "tags", "x"}
+	vals := []string{`"crow"`, `"c\"q"`, `"h\u00e9"`, `"hé"`, `""`, `12`, `-1.5e3`, `true`, `null`,
+		`["a","]",{"b":"}"}]`, `{"project":"inner","n":[1,2]}`, `"\u0000"`, `" spaced "`}
+	fields := []string{"project", "category"}
+	for i := range 5000 {
+		var b strings.Builder
+		b.WriteString("{")
+		for j := range rng.IntN(6) {
+			if j > 0 {
+				b.WriteString([]string{",", " , ", ",\n"}[rng.IntN(3)])
+			}
+			fmt.Fprintf(&b, `"%s"%s%s`, keys[rng.IntN(len(keys))], []string{":", " : "}[rng.IntN(2)], vals[rng.IntN(len(vals))])
+		}
+		b.WriteString([]string{"}", " }\n"}[rng.IntN(2)])
+		data := json.RawMessage(b.String())
+		if !json.Valid(data) {
+			t.Fatalf("generated invalid JSON %s", data)
+		}
+		want := make([]string, 2)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k, f := range fields {
+			var s string
+			if json.Unmarshal(m[f], &s) == nil {
+				want[k] = s
+			}
+		}
+		got := make([]string, 2)
+		groupValues(data, fields, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("case %d: groupValues(%s) = %q, a decode gives %q", i, data, got, want)
+		}
+	}
+	typical := json.RawMessage(`{"id":"m1","project":"crow","content":"a \"quoted\" memory","category":"decision","importance":5,"tags":["a"],"created_at":"2026-12-01T00:00:00Z"}`)
+	if got := make([]string, 2); !groupValuesFast(typical, fields, got) || got[0] != "crow" || got[1] != "decision" {
+		t.Errorf("the fast path does not read a typical memory: %q", got)
+	}
+	for _, bad := range []string{``, `[]`, `{"project":"a"`, `{"project":"a"}x`, `{"project":,}`, `nope`} {
+		got := []string{"stale", "stale"}
+		groupValues(json.RawMessage(bad), fields, got)
+		if got[0] != "" || got[1] != "" {
+			t.Errorf("groupValues(%q) = %q, want empty", bad, got)
+		}
 	}
 }

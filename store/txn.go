@@ -34,6 +34,9 @@ type Txn struct {
 	// counts holds the changes of the maintained row counts (counts.go) made by the rows
 	// this transaction wrote; update writes them in just before committing.
 	counts countDeltas
+	// seen holds, in a read-write transaction, the counts of each row as GetRow read it or
+	// a PutRow wrote it in this transaction, so PutRow need not read the row again.
+	seen map[string]tally
 }
 
 // View runs fn in a read-only transaction.
@@ -89,7 +92,7 @@ func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, erro
 			case <-time.After(backoff):
 			}
 		}
-		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
+		t := &Txn{db: db, txn: db.bdb.NewTransaction(true), seen: map[string]tally{}}
 		err := fn(t)
 		if err == nil {
 			err = t.flushCounts()
@@ -125,7 +128,13 @@ func txnErr(err error) error {
 
 // GetRow reads a row. It returns ErrNotFound if the row does not exist; a tombstone is
 // returned as a row with Deleted set.
-func (t *Txn) GetRow(table, rowID string) (*Row, error) { return getRow(t.txn, table, rowID) }
+func (t *Txn) GetRow(table, rowID string) (*Row, error) {
+	r, err := getRow(t.txn, table, rowID)
+	if t.seen != nil && (err == nil || errors.Is(err, ErrNotFound)) {
+		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
+	}
+	return r, err
+}
 
 // PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
 // id) and queues a q/ record for it. It returns the row's queue seq, also set in row.Seq.
@@ -138,14 +147,14 @@ func (t *Txn) PutRow(row *Row) (uint64, error) {
 		return 0, err
 	}
 	seq++
-	old, err := getRow(t.txn, row.Table, row.RowID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	old, err := t.prevTally(row.Table, row.RowID)
+	if err != nil {
 		return 0, err
 	}
 	if err := putRowSeq(t.txn, row, seq); err != nil {
 		return 0, err
 	}
-	t.countMove(old, row)
+	t.countTallies(old, row)
 	if err := setUint(t.txn, keySeq, seq); err != nil {
 		return 0, err
 	}

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // TxnBatch stages many row writes and Lamport observations in one transaction while keeping
 // s/seq and s/lamport in memory: they are read once by BeginBatch and written once by Flush.
@@ -45,7 +42,7 @@ func (b *TxnBatch) ObserveLamport(remote uint64) uint64 {
 }
 
 // PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory, the
-// previous version read for the row counts) and returns its seq. The envelope bytes are the
+// previous version's counts read, or taken from a GetRow of it in the transaction) and returns its seq. The envelope bytes are the
 // same as Txn.PutRow's.
 func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !ValidTable(row.Table) {
@@ -62,8 +59,8 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	val := make([]byte, len(enc))
 	copy(val, enc)
 	b.buf = enc
-	old, err := getRow(b.txn.txn, row.Table, row.RowID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	old, err := b.txn.prevTally(row.Table, row.RowID)
+	if err != nil {
 		return 0, err
 	}
 	seq := b.seq + 1
@@ -73,7 +70,7 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if err := b.txn.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
 		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
-	b.txn.countMove(old, row)
+	b.txn.countTallies(old, row)
 	b.seq = seq
 	b.dirty = true
 	row.Seq = seq
