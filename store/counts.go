@@ -39,12 +39,15 @@ var (
 	prefixCount = []byte("m/count/")
 )
 
-// CountedFields names, per table, the data fields whose live rows are counted per value
-// (DB.CountBy). A field absent from a row's data, or data that is not a JSON object of
-// strings there, counts under "".
-var CountedFields = map[string][]string{
+// countedFields names, per table, the data fields whose live rows are counted per value
+// (CountBy). A field absent from a row's data, or not a string there, counts under "".
+// Changing it changes what the stored counts mean: bump countsVersion with it.
+var countedFields = map[string][]string{
 	TableMemories: {"project", "category"},
 }
+
+// CountedFields returns the data fields of table whose live rows CountBy counts per value.
+func CountedFields(table string) []string { return slices.Clone(countedFields[table]) }
 
 // RowCounts is how many rows of a table there are in each state.
 type RowCounts struct {
@@ -74,7 +77,7 @@ func countStateKey(table, state string) string { return "m/count/" + table + "/n
 
 func countGroupPrefix(table, field string) string { return "m/count/" + table + "/g/" + field + "/" }
 
-// maxCounted is the most fields CountedFields gives a table.
+// maxCounted is the most fields countedFields gives a table.
 const maxCounted = 2
 
 // tally is the counts one row version is in (none for a missing row).
@@ -93,7 +96,7 @@ func tallyOf(r *Row) tally {
 	case !r.Deleted:
 		t.keys[0] = countKey{r.Table, "", "live"}
 		t.n = 1
-		fields := CountedFields[r.Table]
+		fields := countedFields[r.Table]
 		if len(fields) == 0 {
 			return t
 		}
@@ -342,14 +345,14 @@ func (t *Txn) CountRows(table string) (RowCounts, error) {
 }
 
 // CountBy returns how many live rows of table there are per value of field, one of
-// CountedFields[table], from the maintained counts (no scan). Values with no live row are
+// CountedFields(table), from the maintained counts (no scan). Values with no live row are
 // absent.
 func (t *Txn) CountBy(table, field string) (map[string]int, error) {
 	if !ValidTable(table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}
 	counted := false
-	for _, f := range CountedFields[table] {
+	for _, f := range countedFields[table] {
 		counted = counted || f == field
 	}
 	if !counted {

@@ -443,6 +443,11 @@ func TestCountsErrors(t *testing.T) {
 	if _, err := db.CountRows("nope"); !errors.Is(err, ErrInvalidTable) {
 		t.Errorf("unknown table: %v", err)
 	}
+	for table, fields := range countedFields {
+		if len(fields) > maxCounted {
+			t.Errorf("%s counts %d fields, a tally holds %d (raise maxCounted)", table, len(fields), maxCounted)
+		}
+	}
 }
 
 // groupValues finds the same values as a full decode into a map, for random objects with

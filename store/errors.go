@@ -49,5 +49,5 @@ var ErrReservedKey = errors.New("key reserved for store")
 var ErrForgotten = errors.New("row was forgotten")
 
 // ErrNotCounted is returned by Txn.CountBy and DB.CountBy for a field that is not one of
-// CountedFields of the table.
+// CountedFields(table).
 var ErrNotCounted = errors.New("field not counted")
