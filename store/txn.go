@@ -138,7 +138,8 @@ func (t *Txn) GetRow(table, rowID string) (*Row, error) {
 
 // PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
 // id) and queues a q/ record for it. It returns the row's queue seq, also set in row.Seq.
-// It reads the row's previous version to keep the row counts (CountRows) in step.
+// It keeps the row counts (CountRows) in step with the row's previous version, read unless
+// a GetRow or PutRow of it in this transaction already did.
 // Because it allocates the seq from s/seq, any two transactions that write rows conflict and
 // are serialised (DB.Update re-runs the later one): queue order is commit order.
 func (t *Txn) PutRow(row *Row) (uint64, error) {

@@ -42,8 +42,8 @@ func (b *TxnBatch) ObserveLamport(remote uint64) uint64 {
 }
 
 // PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory, the
-// previous version's counts read, or taken from a GetRow of it in the transaction) and returns its seq. The envelope bytes are the
-// same as Txn.PutRow's.
+// previous version's counts read or taken from a GetRow of it in the transaction) and returns
+// its seq. The envelope bytes are the same as Txn.PutRow's.
 func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !ValidTable(row.Table) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
