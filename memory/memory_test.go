@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -269,6 +270,25 @@ func TestCount(t *testing.T) {
 	if c.Total != 3 || c.Projects["crow"] != 2 || c.Projects["home"] != 1 || c.Projects["gone"] != 0 ||
 		c.Categories["decision"] != 2 || c.Categories["general"] != 1 {
 		t.Fatalf("counts = %+v", c)
+	}
+
+	// The counts are maintained: a patch moves a memory between projects and categories, a
+	// forget drops it, and a project or category left empty is not listed.
+	moved, _ := s.Add(ctx, CreateInput{Content: "e", Project: "home", Category: "todo"})
+	if _, err := s.Update(ctx, moved.ID, PatchInput{Project: ptr("crow"), Category: ptr("decision")}); err != nil {
+		t.Fatal(err)
+	}
+	forgotten, _ := s.Add(ctx, CreateInput{Content: "f", Project: "attic"})
+	if _, err := s.Forget(ctx, forgotten.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = s.Count(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Total: 4, Projects: map[string]int{"crow": 3, "home": 1},
+		Categories: map[string]int{"decision": 3, "general": 1}}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("counts = %+v, want %+v", c, want)
 	}
 }
 

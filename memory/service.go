@@ -340,29 +340,24 @@ type Counts struct {
 	Categories map[string]int
 }
 
-// Count scans the live memories once and counts them.
+// Count reads the store's maintained counts of live memories (store.DB.CountRows and
+// CountBy, one read transaction): no scan, however many memories there are.
 func (s *Service) Count(ctx context.Context) (Counts, error) {
-	c := Counts{Projects: map[string]int{}, Categories: map[string]int{}}
+	if err := ctx.Err(); err != nil {
+		return Counts{}, err
+	}
+	var c Counts
 	err := s.db.View(func(txn *store.Txn) error {
-		return txn.ScanRows(store.TableMemories, func(r *store.Row) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if r.Deleted {
-				return nil
-			}
-			var d struct {
-				Project  string `json:"project"`
-				Category string `json:"category"`
-			}
-			if err := json.Unmarshal(r.Data, &d); err != nil {
-				return fmt.Errorf("decoding memory %s: %w", r.RowID, err)
-			}
-			c.Total++
-			c.Projects[d.Project]++
-			c.Categories[d.Category]++
-			return nil
-		})
+		rc, err := txn.CountRows(store.TableMemories)
+		if err != nil {
+			return err
+		}
+		c.Total = rc.Live
+		if c.Projects, err = txn.CountBy(store.TableMemories, "project"); err != nil {
+			return err
+		}
+		c.Categories, err = txn.CountBy(store.TableMemories, "category")
+		return err
 	})
 	if err != nil {
 		return Counts{}, fmt.Errorf("counting memories: %w", err)

@@ -103,7 +103,7 @@ func TestLatestWithAnchor(t *testing.T) {
 }
 
 // writeVersion stores v as a state_versions row (home's consolidation does).
-func writeVersion(t *testing.T, env *storetest.Env, v *state.Version) {
+func writeVersion(t testing.TB, env *storetest.Env, v *state.Version) {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -91,10 +91,10 @@ func (s *Service) Latest(project string) (*state.Version, error) {
 	if err := ValidProject(project); err != nil {
 		return nil, err
 	}
-	rows, _, err := s.db.List(store.TableStateVersions, store.ListOptions{
-		After: project + "/~", Reverse: true, Limit: 1,
-		Filter: func(r *store.Row) bool { return isRowOf(r.RowID, project) },
-	})
+	// Only the rows under "<project>/" are read, newest first; the filter
+	// skips those of its sub-projects ("<project>/<sub>/…").
+	rows, err := s.db.LastRows(store.TableStateVersions, project+"/", 1,
+		func(r *store.Row) bool { return isRowOf(r.RowID, project) })
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of %s: %w", project, err)
 	}

@@ -100,6 +100,7 @@ func (db *DB) Snapshot(w io.Writer, skip func(key []byte) bool) (SnapshotStats, 
 // new, empty database that nothing else writes to. It reads r up to the snapshot's end
 // record and fails with ErrBadSnapshot (wrapped) if r holds anything else or ends before
 // it; the keys loaded until then stay in db, so the caller discards a db whose load failed.
+// Once loaded, the maintained row counts are rebuilt from the rows (one scan).
 func (db *DB) LoadSnapshot(r io.Reader) (SnapshotStats, error) {
 	var st SnapshotStats
 	br := bufio.NewReaderSize(r, 256<<10)
@@ -173,5 +174,10 @@ func (db *DB) LoadSnapshot(r io.Reader) (SnapshotStats, error) {
 		return st, err
 	}
 	db.publishQueue(seq)
+	// The snapshot's counts (if it has any) are its source's; a rebuild makes them this
+	// database's whatever the snapshot held.
+	if err := db.rebuildCounts("loaded a snapshot"); err != nil {
+		return st, err
+	}
 	return st, nil
 }

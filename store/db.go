@@ -120,6 +120,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if err := db.checkCounts(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	if !opts.InMemory && opts.MappedBudget > 0 && mappedTrimSupported {
 		abs, err := filepath.Abs(dir)
 		if err != nil {

@@ -13,6 +13,8 @@
 //	s/updated_at            time sync_state last changed, Unix nanoseconds big-endian
 //	q/<seq BE>              "<table>/<row_id>": the row changed at seq (for search and others)
 //	m/schema                store schema version
+//	m/counts, m/count/      maintained row counts per table, state and counted field
+//	                        (counts.go), written in the transaction of the rows they count
 //
 // # The local write path (Writer)
 //
@@ -26,7 +28,8 @@
 //     a failing caller is answered with its error and drops out without touching the batch;
 //  3. for each surviving mutation bumps s/lamport, bumps vv[self], builds the row envelope and
 //     its change record, allocates a q/ seq;
-//  4. writes rows, q/ entries, s/lamport, s/seq into the transaction;
+//  4. writes rows, q/ entries, s/lamport, s/seq into the transaction, and (DB.update, just
+//     before the commit) the changes of the maintained row counts under m/count/;
 //  5. calls Journal.Stage once with the batch's change records, in order;
 //  6. commits (SyncWrites: fsync) — if that fails every caller gets the error and nothing is
 //     visible; a batch too large for one transaction is split in two and each half re-run;

@@ -47,3 +47,7 @@ var ErrReservedKey = errors.New("key reserved for store")
 // ErrForgotten is returned by the Writer for an insert (or put) over a forgotten row: a forget
 // is for good (see ForgetData).
 var ErrForgotten = errors.New("row was forgotten")
+
+// ErrNotCounted is returned by Txn.CountBy and DB.CountBy for a field that is not one of
+// CountedFields(table).
+var ErrNotCounted = errors.New("field not counted")

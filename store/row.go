@@ -187,3 +187,38 @@ func scanRows(txn *badger.Txn, table string, fn func(*Row) error) error {
 	}
 	return nil
 }
+
+// LastRows returns up to n live rows of table whose id starts with prefix, in descending row
+// id order, keeping only those for which filter (if set) returns true; it must not retain
+// the row. It reads only keys under the prefix, from the last one down: the newest rows of
+// a keyspace whose ids sort by age, without a scan of the table.
+func (db *DB) LastRows(table, prefix string, n int, filter func(*Row) bool) ([]Row, error) {
+	if !ValidTable(table) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	var rows []Row
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		p := append(tablePrefix(table), prefix...)
+		io := badger.DefaultIteratorOptions
+		io.Prefix, io.Reverse, io.PrefetchValues = p, true, false
+		it := txn.NewIterator(io)
+		defer it.Close()
+		// Above every id under the prefix: ids are at most 512 bytes.
+		start := append(bytes.Clone(p), bytes.Repeat([]byte{0xff}, 513)...)
+		for it.Seek(start); it.ValidForPrefix(p) && len(rows) < n; it.Next() {
+			r, err := decodeRow(it.Item())
+			if err != nil {
+				return err
+			}
+			if r.Deleted || (filter != nil && !filter(r)) {
+				continue
+			}
+			rows = append(rows, *r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the last rows of %s/%s: %w", table, prefix, err)
+	}
+	return rows, nil
+}

@@ -31,6 +31,12 @@ type Txn struct {
 	// seq is the highest q/ seq this transaction allocated (0: none); Update publishes it
 	// as the queue head once committed.
 	seq uint64
+	// counts holds the changes of the maintained row counts (counts.go) made by the rows
+	// this transaction wrote; update writes them in just before committing.
+	counts countDeltas
+	// seen holds, in a read-write transaction, the counts of each row as GetRow read it or
+	// a PutRow wrote it in this transaction, so PutRow need not read the row again.
+	seen map[string]tally
 }
 
 // View runs fn in a read-only transaction.
@@ -86,8 +92,11 @@ func (db *DB) update(ctx context.Context, fn func(txn *Txn) error) (uint64, erro
 			case <-time.After(backoff):
 			}
 		}
-		t := &Txn{db: db, txn: db.bdb.NewTransaction(true)}
+		t := &Txn{db: db, txn: db.bdb.NewTransaction(true), seen: map[string]tally{}}
 		err := fn(t)
+		if err == nil {
+			err = t.flushCounts()
+		}
 		if err == nil {
 			db.gate.RLock()
 			err = t.txn.Commit()
@@ -119,10 +128,18 @@ func txnErr(err error) error {
 
 // GetRow reads a row. It returns ErrNotFound if the row does not exist; a tombstone is
 // returned as a row with Deleted set.
-func (t *Txn) GetRow(table, rowID string) (*Row, error) { return getRow(t.txn, table, rowID) }
+func (t *Txn) GetRow(table, rowID string) (*Row, error) {
+	r, err := getRow(t.txn, table, rowID)
+	if t.seen != nil && (err == nil || errors.Is(err, ErrNotFound)) {
+		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
+	}
+	return r, err
+}
 
 // PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
 // id) and queues a q/ record for it. It returns the row's queue seq, also set in row.Seq.
+// It keeps the row counts (CountRows) in step with the row's previous version, read unless
+// a GetRow or PutRow of it in this transaction already did.
 // Because it allocates the seq from s/seq, any two transactions that write rows conflict and
 // are serialised (DB.Update re-runs the later one): queue order is commit order.
 func (t *Txn) PutRow(row *Row) (uint64, error) {
@@ -131,9 +148,14 @@ func (t *Txn) PutRow(row *Row) (uint64, error) {
 		return 0, err
 	}
 	seq++
+	old, err := t.prevTally(row.Table, row.RowID)
+	if err != nil {
+		return 0, err
+	}
 	if err := putRowSeq(t.txn, row, seq); err != nil {
 		return 0, err
 	}
+	t.countTallies(old, row)
 	if err := setUint(t.txn, keySeq, seq); err != nil {
 		return 0, err
 	}

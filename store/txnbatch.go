@@ -41,8 +41,9 @@ func (b *TxnBatch) ObserveLamport(remote uint64) uint64 {
 	return b.lamport
 }
 
-// PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory) and
-// returns its seq. The envelope bytes are the same as Txn.PutRow's.
+// PutRow writes row as Txn.PutRow does (envelope and q/ record, seq allocated in memory, the
+// previous version's counts read or taken from a GetRow of it in the transaction) and returns
+// its seq. The envelope bytes are the same as Txn.PutRow's.
 func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !ValidTable(row.Table) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
@@ -58,6 +59,10 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	val := make([]byte, len(enc))
 	copy(val, enc)
 	b.buf = enc
+	old, err := b.txn.prevTally(row.Table, row.RowID)
+	if err != nil {
+		return 0, err
+	}
 	seq := b.seq + 1
 	if err := b.txn.txn.Set(rowKey(row.Table, row.RowID), val); err != nil {
 		return 0, fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
@@ -65,6 +70,7 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if err := b.txn.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
 		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
+	b.txn.countTallies(old, row)
 	b.seq = seq
 	b.dirty = true
 	row.Seq = seq

@@ -363,6 +363,7 @@ func (w *Writer) commitBatch(reqs []*request) {
 type pendingWrite struct {
 	row *Row
 	op  Op
+	old *Row // the row before this write (nil: missing), for the row counts
 }
 
 // stageBatch stages reqs into t, ready to commit: steps 2 to 5 of the package doc. A non-nil
@@ -439,7 +440,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 				row.Data = json.RawMessage("{}")
 			}
 			local[key] = row
-			ws = append(ws, pendingWrite{row, op})
+			ws = append(ws, pendingWrite{row, op, existing})
 		}
 		if outs[i].err != nil {
 			continue
@@ -462,6 +463,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 		if err := putRowSeq(txn, pw.row, pw.row.Seq); err != nil {
 			return nil, nil, 0, err
 		}
+		t.countMove(pw.old, pw.row)
 		if records[j], err = changeFor(pw.row, pw.op).Marshal(); err != nil {
 			return nil, nil, 0, err
 		}
