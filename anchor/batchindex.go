@@ -1,0 +1,302 @@
+package anchor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/store"
+)
+
+// The batch index finds the root row that commits a version (batch.go).
+//
+// Why a local index and not a row id the reader could compute: a state
+// root commits versions of many projects, so no row id derived from
+// (project, version) names it; memory roots cover number ranges that
+// usually follow each other, but a root dropped by a reorg whose memories
+// changed is anchored again later, beside newer numbers, so ranges can
+// overlap. The index is derived from the root rows themselves, in memory,
+// per store: nothing is written for it, nothing replicates, and a store
+// written by any version of crow (or restored, or replicated from home)
+// indexes the same way. Root rows are few (one per up to 10,000 state
+// versions or one AnchorMemories transaction, ~300 memories), so building
+// it reads little; a lookup refreshes it when the store has changed since
+// (Txn.QueueSeq: every row written, locally or applied from a peer,
+// advances it), reading only the root rows it does not hold yet, and a hit
+// is always checked against the root row it names (a root deleted after a
+// reorg makes it rebuild).
+//
+// Trees are rebuilt from Batch on demand; the last treeCacheSize are kept.
+
+const treeCacheSize = 16
+
+// batchIndex is one store's index.
+type batchIndex struct {
+	mu       sync.Mutex           // guards every field below
+	seq      uint64               // the store's queue seq at the last refresh
+	built    bool                 // refreshed at least once
+	roots    map[string]int32     // root row id → position in rootIDs (live at the last refresh)
+	rootIDs  []string             //
+	items    map[string]int32     // state record id → root (position in rootIDs)
+	numbers  map[uint64]int32     // memory number → root
+	projects map[string]string    // project → its project id (0x-hex), from its newest indexed version
+	versions map[string]uint64    // project → that version
+	trees    map[string]batchTree // root row id → its tree (at most treeCacheSize)
+	treeLRU  []string             // trees' keys, oldest first
+}
+
+var (
+	indexesMu sync.Mutex
+	indexes   = map[weak.Pointer[store.DB]]*batchIndex{} // guarded by indexesMu
+)
+
+// indexOf is db's index, made on first use and dropped when db is
+// collected.
+func indexOf(db *store.DB) *batchIndex {
+	key := weak.Make(db)
+	indexesMu.Lock()
+	defer indexesMu.Unlock()
+	if ix, ok := indexes[key]; ok {
+		return ix
+	}
+	ix := &batchIndex{}
+	indexes[key] = ix
+	runtime.AddCleanup(db, func(k weak.Pointer[store.DB]) {
+		indexesMu.Lock()
+		delete(indexes, k)
+		indexesMu.Unlock()
+	}, key)
+	return ix
+}
+
+// refreshLocked reads the root rows added or removed since the last
+// refresh; force rereads even if the store did not change.
+func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
+	var seq uint64
+	if err := db.View(func(txn *store.Txn) (err error) { seq, err = txn.QueueSeq(); return err }); err != nil {
+		return fmt.Errorf("reading the store's sequence: %w", err)
+	}
+	if ix.built && seq == ix.seq && !force {
+		return nil
+	}
+	seen := map[string]bool{}
+	var added []RootRecord
+	var addedIDs []string
+	err := scanAnchors(db, "root/", func(r *store.Row) error {
+		seen[r.RowID] = true
+		if _, ok := ix.roots[r.RowID]; ok {
+			return nil // a root's Batch never changes
+		}
+		var rr RootRecord
+		if json.Unmarshal(r.Data, &rr) != nil || rr.Kind != RecordRoot || len(rr.Batch) == 0 {
+			return nil // written before issue 16 (Items), or not a root
+		}
+		added, addedIDs = append(added, rr), append(addedIDs, r.RowID)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	gone := false
+	for id := range ix.roots {
+		if !seen[id] {
+			gone = true // deleted (a reorg dropped it and its memories changed)
+		}
+	}
+	if gone || !ix.built {
+		// Rebuild: rare (a root deleted), or the first time.
+		if gone {
+			ix.seq, ix.built = 0, false
+			ix.roots = nil
+			return ix.refreshLocked(db, true)
+		}
+		ix.roots, ix.rootIDs = map[string]int32{}, nil
+		ix.items, ix.numbers = map[string]int32{}, map[uint64]int32{}
+		ix.projects, ix.versions = map[string]string{}, map[string]uint64{}
+		ix.trees = map[string]batchTree{}
+	}
+	for i, rr := range added {
+		pos := int32(len(ix.rootIDs))
+		ix.roots[addedIDs[i]], ix.rootIDs = pos, append(ix.rootIDs, addedIDs[i])
+		switch rr.Leaves {
+		case RecordState:
+			ls, err := decodeStateBatch(rr.Batch)
+			if err != nil {
+				continue // a corrupt row: its versions read as pending
+			}
+			for _, l := range ls {
+				ix.items[StateRecordID(l.Project, l.Version)] = pos
+				if v, ok := ix.versions[l.Project]; !ok || l.Version >= v {
+					ix.projects[l.Project], ix.versions[l.Project] = HashHex(l.ProjectID), l.Version
+				}
+			}
+		case RecordMemory:
+			ms, err := decodeMemoryBatch(rr.Batch)
+			if err != nil {
+				continue
+			}
+			for _, m := range ms {
+				ix.numbers[m.Number] = pos
+			}
+		}
+	}
+	ix.seq, ix.built = seq, true
+	return nil
+}
+
+// rootOfLocked is the root row id indexed for record id (a state record id
+// or, with n > 0, memory number n).
+func (ix *batchIndex) rootOfLocked(id string, n uint64) (string, bool) {
+	var pos int32
+	var ok bool
+	if n > 0 {
+		pos, ok = ix.numbers[n]
+	} else {
+		pos, ok = ix.items[id]
+	}
+	if !ok {
+		return "", false
+	}
+	return ix.rootIDs[pos], true
+}
+
+// treeLocked is rr's tree (row id rowID), from the cache or rebuilt.
+func (ix *batchIndex) treeLocked(rowID string, rr RootRecord) (batchTree, error) {
+	if t, ok := ix.trees[rowID]; ok {
+		return t, nil
+	}
+	t, err := buildBatchTree(rr)
+	if err != nil {
+		return nil, err
+	}
+	if len(ix.treeLRU) >= treeCacheSize {
+		delete(ix.trees, ix.treeLRU[0])
+		ix.treeLRU = ix.treeLRU[1:]
+	}
+	ix.trees[rowID], ix.treeLRU = t, append(ix.treeLRU, rowID)
+	return t, nil
+}
+
+// lookup finds the Record of id (n > 0: memory number n) under a batch
+// row: ok false when no root row commits it (pending). A hit is checked
+// against the root row it names, so it needs no refresh; a miss refreshes
+// the index if the store changed since (an index refreshed at the store's
+// current sequence is exact); a hit whose row is gone (deleted after a
+// reorg) refreshes, then rebuilds.
+func (ix *batchIndex) lookup(db *store.DB, id string, n uint64) (Record, bool, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 || !ix.built {
+			if err := ix.refreshLocked(db, attempt == 2); err != nil {
+				return Record{}, false, err
+			}
+		}
+		rowID, ok := ix.rootOfLocked(id, n)
+		if !ok {
+			if attempt == 0 {
+				continue
+			}
+			return Record{}, false, nil
+		}
+		var rr RootRecord
+		found, err := readJSON(db, rowID, &rr)
+		if err != nil {
+			return Record{}, false, err
+		}
+		if !found || len(rr.Batch) == 0 {
+			continue
+		}
+		t, err := ix.treeLocked(rowID, rr)
+		if err != nil {
+			return Record{}, false, fmt.Errorf("reading %s: %w", rowID, err)
+		}
+		rec, ok := t.record(id, rr)
+		return rec, ok, nil
+	}
+	return Record{}, false, nil
+}
+
+// StateRecord returns the anchoring Record of project's version: its own
+// row (written before issue 16) or the one derived from the batch row of
+// the root that commits it. ok is false when there is neither (pending).
+func StateRecord(db *store.DB, project string, version uint64) (Record, bool, error) {
+	return itemRecord(db, StateRecordID(project, version), 0)
+}
+
+// itemRecord is id's per-version row if it has a root, else the record
+// derived from the batch row that commits it, else the per-version row
+// from before roots (anchored again under a root since: the batch row
+// wins), else none. A memory record derived from a batch takes its
+// MemoryID from the version's memory_versions row (batches hold numbers).
+func itemRecord(db *store.DB, id string, n uint64) (Record, bool, error) {
+	rec, ok, err := readItemRow(db, id)
+	if err != nil || (ok && rec.Root != "") {
+		return rec, ok, err
+	}
+	brec, bok, err := indexOf(db).lookup(db, id, n)
+	if err != nil {
+		return brec, bok, err
+	}
+	if !bok {
+		return rec, ok, nil
+	}
+	if n > 0 {
+		r, err := db.Get(store.TableMemoryVersions, memory.VersionRowID(n))
+		var v struct {
+			MemoryID string `json:"memory_id"`
+		}
+		if err == nil && json.Unmarshal(r.Data, &v) == nil {
+			brec.MemoryID = v.MemoryID
+		}
+	}
+	return brec, true, nil
+}
+
+// MemoryRecord returns the anchoring Record of memory version number n:
+// its own row "memory/<n>" (written before issue 16) or the one derived
+// from its root's batch row. Records by memory id, from before memories
+// had versions (MemoryRecordID), are the caller's to read.
+func MemoryRecord(db *store.DB, n uint64) (Record, bool, error) {
+	return itemRecord(db, VersionRecordID(n), n)
+}
+
+// batchProjectID is the project id of project's newest version under a
+// batch row (ok false: none).
+func batchProjectID(db *store.DB, project string) (string, bool, error) {
+	ix := indexOf(db)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if pid, ok := ix.projects[project]; ok && ix.built {
+		return pid, true, nil
+	}
+	if err := ix.refreshLocked(db, false); err != nil {
+		return "", false, err
+	}
+	pid, ok := ix.projects[project]
+	return pid, ok, nil
+}
+
+// errNoBatch: a root row without Batch.
+var errNoBatch = errors.New("anchor: root record has no batch")
+
+// batchIDs is the record ids rr commits (Batch, or Items for a row written
+// before issue 16).
+func batchIDs(rr RootRecord) ([]string, error) {
+	if len(rr.Batch) == 0 {
+		if len(rr.Items) == 0 {
+			return nil, errNoBatch
+		}
+		return rr.Items, nil
+	}
+	ids, err := batchItemIDs(rr)
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", strings.ToLower(rr.Root), err)
+	}
+	return ids, nil
+}
