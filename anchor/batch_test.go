@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,13 +25,15 @@ import (
 // wrote it, before issue 16) with -update-per-item: only from a commit that
 // still writes per-item rows.
 var (
-	updateReaders = flag.Bool("update-readers", false, "rewrite testdata/batch-readers.golden.json")
-	updatePerItem = flag.Bool("update-per-item", false, "rewrite testdata/anchors-per-item.json (per-item code only)")
+	updateReaders   = flag.Bool("update-readers", false, "rewrite testdata/batch-readers.golden.json")
+	updatePerItem   = flag.Bool("update-per-item", false, "rewrite testdata/anchors-per-item.json (per-item code only)")
+	updateBatchRows = flag.Bool("update-batch-rows", false, "rewrite testdata/anchors-batch.json")
 )
 
 const (
 	readersGolden = "testdata/batch-readers.golden.json"
 	perItemRows   = "testdata/anchors-per-item.json"
+	batchRows     = "testdata/anchors-batch.json"
 )
 
 // detChain is a deterministic Chain: a root's transaction hash derives from
@@ -256,4 +260,254 @@ func TestReadersGolden(t *testing.T) {
 		writeOrCompare(t, perItemRows, append(b, '\n'), true)
 	}
 	writeOrCompare(t, readersGolden, readersOutput(t, env.DB), *updateReaders)
+}
+
+// loadRows writes fixture rows into env's anchors table.
+func loadRows(t *testing.T, env *storetest.Env, rows []anchorsRow) {
+	t.Helper()
+	muts := make([]store.Mutation, len(rows))
+	for i, r := range rows {
+		muts[i] = store.Mutation{Table: store.TableAnchors, RowID: r.RowID, Op: store.OpPut, Data: r.Data}
+	}
+	if _, err := env.Writer.Write(testCtx(t), muts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readRows(t *testing.T, path string) []anchorsRow {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []anchorsRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows { // indented in the file, compact in the store
+		var c bytes.Buffer
+		if err := json.Compact(&c, rows[i].Data); err != nil {
+			t.Fatal(err)
+		}
+		rows[i].Data = c.Bytes()
+	}
+	return rows
+}
+
+// A store whose anchors rows were written by the per-item code (one row per
+// version, testdata/anchors-per-item.json, recorded before issue 16) reads
+// exactly as before: every reader answers the golden. The worker, upgraded,
+// anchors nothing of it again and rewrites none of its rows; what it
+// anchors next is in batch rows, read beside the old ones.
+func TestReadersPerItemRows(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	readersData(t, env, 1)
+	readersData(t, env, 2)
+	old := readRows(t, perItemRows)
+	loadRows(t, env, old)
+	writeOrCompare(t, readersGolden, readersOutput(t, env.DB), false)
+
+	ch := newDetChain()
+	ch.block = 200
+	clk := clock.NewFake(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: goldenSeed(), Clock: clk, Interval: time.Hour,
+		RPCURL: "http://127.0.0.1:8545"})
+	before := env.Journal.Len()
+	if err := w.Round(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - before; n != 0 || len(ch.roots) != 0 {
+		t.Fatalf("the upgraded worker wrote %d rows and sent %d roots over the old records", n, len(ch.roots))
+	}
+	// New versions after the upgrade: batch rows beside the old ones.
+	ctx := testCtx(t)
+	data, _ := json.Marshal(map[string]any{"project": "crow", "version": 6, "state_hash": HashHex(hashOf("crow v6"))})
+	if _, err := env.Writer.Write(ctx, store.Mutation{Table: store.TableStateVersions, RowID: fmt.Sprintf("crow/%020d", 6), Op: store.OpPut, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	before = env.Journal.Len()
+	if err := w.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - before; n != 1 {
+		t.Fatalf("anchoring one version wrote %d rows, want 1 (its root's)", n)
+	}
+	rows := anchorsRows(t, env.DB)
+	var added []anchorsRow
+	byID := map[string]anchorsRow{}
+	for _, r := range rows {
+		byID[r.RowID] = r
+	}
+	for _, r := range old {
+		if got := byID[r.RowID]; !bytes.Equal(got.Data, r.Data) {
+			t.Fatalf("old row %s rewritten:\n%s\nwas\n%s", r.RowID, got.Data, r.Data)
+		}
+		delete(byID, r.RowID)
+	}
+	for _, r := range byID {
+		added = append(added, r)
+	}
+	if len(added) != 1 || !strings.HasPrefix(added[0].RowID, "root/") {
+		t.Fatalf("rows added: %+v", added)
+	}
+	rec, ok, err := StateRecord(env.DB, "crow", 6)
+	if err != nil || !ok || rec.Root == "" {
+		t.Fatalf("crow v6 after the upgrade: %+v %v %v", rec, ok, err)
+	}
+	checkRecordProof(t, rec)
+	rep, err := Verifier{DB: env.DB, Versions: mapVersions{5: HashHex(hashOf("crow v5")), 6: HashHex(hashOf("crow v6"))},
+		ProjectID: RecordsProjectID(env.DB)}.VerifyProject(ctx, "crow")
+	if err != nil || len(rep.Versions) != 2 {
+		t.Fatalf("VerifyProject: %+v %v", rep, err)
+	}
+	for _, c := range rep.Versions {
+		if !c.Match || c.Packet == nil || CheckPacket(*c.Packet) != nil || c.Status != StatusUnverified {
+			t.Fatalf("version %d: %+v", c.Version, c)
+		}
+	}
+	// Every old record is still the one read.
+	for _, r := range old {
+		if !strings.HasPrefix(r.RowID, "state/") && !strings.HasPrefix(r.RowID, "memory/") {
+			continue
+		}
+		var want Record
+		json.Unmarshal(r.Data, &want)
+		got, ok, err := ReadRecord(env.DB, r.RowID)
+		if err != nil || !ok || !reflectEqual(got, want) {
+			t.Fatalf("ReadRecord(%s) = %+v %v %v, want %+v", r.RowID, got, ok, err, want)
+		}
+	}
+}
+
+func reflectEqual(a, b Record) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// The rows the worker writes for the readers scenario, byte for byte
+// (testdata/anchors-batch.json; regenerate with -update-batch-rows): one row
+// per root, whose Batch holds its leaves, and the chain record. Changing
+// the row format breaks this test on purpose: readers of rows already
+// written must keep reading them.
+func TestBatchRowGolden(t *testing.T) {
+	env := readersWorker(t)
+	rows := anchorsRows(t, env.DB)
+	b, _ := json.MarshalIndent(rows, "", " ")
+	writeOrCompare(t, batchRows, append(b, '\n'), *updateBatchRows)
+	var roots, states, memories int
+	for _, r := range rows {
+		var rr RootRecord
+		switch {
+		case strings.HasPrefix(r.RowID, "chain/"):
+		case strings.HasPrefix(r.RowID, "root/") && json.Unmarshal(r.Data, &rr) == nil && len(rr.Batch) > 0 && rr.Items == nil:
+			roots++
+			recs, err := BatchRecords(rr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr.Leaves == RecordState {
+				states += len(recs)
+			} else {
+				memories += len(recs)
+			}
+		default:
+			t.Fatalf("row %s: not a root's batch row", r.RowID)
+		}
+	}
+	if roots != 6 || states != 8 || memories != 9 {
+		t.Fatalf("%d roots, %d state and %d memory versions; want 6, 8, 9", roots, states, memories)
+	}
+	// The batch encodings, pinned.
+	var pid, sh, eh [32]byte
+	pid[0], sh[31], eh[0] = 0xaa, 0xbb, 0xcc
+	if got := fmt.Sprintf("%x", encodeStateBatch([]stateLeafIn{{Project: "crow", ProjectID: pid, Version: 300, StateHash: sh}})); got !=
+		"010463726f77aa00000000000000000000000000000000000000000000000000000000000000ac02"+"00000000000000000000000000000000000000000000000000000000000000bb" {
+		t.Errorf("state batch = %s", got)
+	}
+	if got := fmt.Sprintf("%x", encodeMemoryBatch([]memoryLeafIn{{Number: 7, EventHash: eh}, {Number: 5, EventHash: eh}})); got !=
+		"020e"+"cc00000000000000000000000000000000000000000000000000000000000000"+"03"+"cc00000000000000000000000000000000000000000000000000000000000000" {
+		t.Errorf("memory batch = %s", got)
+	}
+}
+
+// Batches decode to what was encoded; a truncated one, or one whose leaves
+// make another root, is ErrBadBatch.
+func TestBatchCodec(t *testing.T) {
+	var ls []stateLeafIn
+	var ms []memoryLeafIn
+	for i := range 50 {
+		ls = append(ls, stateLeafIn{Project: fmt.Sprint("p", i%3), ProjectID: hashOf(fmt.Sprint("pid", i%3)), Version: uint64(i*7 + 1), StateHash: hashOf(fmt.Sprint("s", i))})
+		ms = append(ms, memoryLeafIn{Number: uint64(1000 - i*i%97), EventHash: hashOf(fmt.Sprint("e", i/2))})
+	}
+	gotLs, err := decodeStateBatch(encodeStateBatch(ls))
+	if err != nil || fmt.Sprint(gotLs) != fmt.Sprint(ls) {
+		t.Fatalf("states: %v", err)
+	}
+	gotMs, err := decodeMemoryBatch(encodeMemoryBatch(ms))
+	if err != nil || fmt.Sprint(gotMs) != fmt.Sprint(ms) {
+		t.Fatalf("memories: %v", err)
+	}
+	b := encodeMemoryBatch(ms)
+	if _, err := decodeMemoryBatch(b[:len(b)-1]); !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("truncated: %v", err)
+	}
+	if _, err := decodeStateBatch(b); !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("a memory batch as states: %v", err)
+	}
+	rr := RootRecord{Kind: RecordRoot, Leaves: RecordMemory, Root: HashHex(hashOf("another root")), Batch: b}
+	if _, err := BatchRecords(rr); !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("leaves of another root: %v", err)
+	}
+}
+
+// The index follows the store: a root row written after the first lookup
+// (replicated from home) is found; a root row deleted (a reorg dropped it
+// and its memories changed) makes its versions pending; lookups from many
+// goroutines agree.
+func TestBatchIndexFollowsTheStore(t *testing.T) {
+	home := readersWorker(t)
+	sat := storetest.Start(t, t.TempDir())
+	rows := anchorsRows(t, home.DB)
+	var first, later []anchorsRow
+	for _, r := range rows {
+		var rr RootRecord
+		json.Unmarshal(r.Data, &rr)
+		if rr.Leaves == RecordMemory && strings.Contains(string(r.Data), `"root_id":6`) {
+			later = append(later, r) // the last memory root (#9)
+		} else {
+			first = append(first, r)
+		}
+	}
+	loadRows(t, sat, first)
+	if _, ok, err := MemoryRecord(sat.DB, 9); ok || err != nil {
+		t.Fatalf("#9 before its root replicated: %v %v", ok, err)
+	}
+	loadRows(t, sat, later)
+	rec, ok, err := MemoryRecord(sat.DB, 9)
+	if err != nil || !ok || rec.Number != 9 || rec.MemoryID != "" {
+		t.Fatalf("#9 after its root replicated: %+v %v %v", rec, ok, err) // no memory_versions here: no memory id
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := uint64(1); n <= 9; n++ {
+				if rec, ok, err := MemoryRecord(sat.DB, n); err != nil || !ok || rec.Number != n {
+					t.Errorf("goroutine %d: #%d: %+v %v %v", g, n, rec, ok, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := sat.Writer.Write(testCtx(t), store.Mutation{Table: store.TableAnchors, RowID: later[0].RowID, Op: store.OpDelete}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := MemoryRecord(sat.DB, 9); ok || err != nil {
+		t.Fatalf("#9 after its root was deleted: %v %v", ok, err)
+	}
+	if _, ok, err := MemoryRecord(sat.DB, 8); !ok || err != nil {
+		t.Fatalf("#8 after another root was deleted: %v %v", ok, err)
+	}
 }
