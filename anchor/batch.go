@@ -188,17 +188,25 @@ func batchItemIDs(rr RootRecord) ([]string, error) {
 	return nil, fmt.Errorf("%w: leaves %q", ErrBadBatch, rr.Leaves)
 }
 
-// batchTree is what a batch row's leaves make: the per-version parts of
-// each Record (everything but the root's transaction and status), by
-// record id. It depends only on Batch, which never changes for a root.
-type batchTree map[string]Record
+// batchTree is what a batch row's leaves make: the tree, and per version
+// the parts of its Record that depend on the leaves only (all but the
+// proof, computed on demand, and the root's transaction and status). It
+// depends only on Batch, which never changes for a root.
+type batchTree struct {
+	tree   *merkle.Tree
+	leaves []merkle.Hash
+	recs   map[string]batchItem // by record id
+}
+
+type batchItem struct {
+	rec  Record
+	leaf int
+}
 
 // buildBatchTree rebuilds rr's tree from its Batch and checks that it
 // makes rr.Root.
-func buildBatchTree(rr RootRecord) (batchTree, error) {
-	var leaves []merkle.Hash
-	var recs []Record
-	var leafOf []int // recs[i]'s leaf
+func buildBatchTree(rr RootRecord) (*batchTree, error) {
+	t := &batchTree{recs: map[string]batchItem{}}
 	switch rr.Leaves {
 	case RecordState:
 		ls, err := decodeStateBatch(rr.Batch)
@@ -206,10 +214,9 @@ func buildBatchTree(rr RootRecord) (batchTree, error) {
 			return nil, err
 		}
 		for i, l := range ls {
-			leaves = append(leaves, merkle.StateLeaf(l.ProjectID, l.Version, l.StateHash))
-			recs = append(recs, Record{Kind: RecordState, Project: l.Project, ProjectID: HashHex(l.ProjectID), Version: l.Version,
-				StateHash: HashHex(l.StateHash)})
-			leafOf = append(leafOf, i)
+			t.leaves = append(t.leaves, merkle.StateLeaf(l.ProjectID, l.Version, l.StateHash))
+			t.recs[StateRecordID(l.Project, l.Version)] = batchItem{leaf: i, rec: Record{Kind: RecordState, Project: l.Project,
+				ProjectID: HashHex(l.ProjectID), Version: l.Version, StateHash: HashHex(l.StateHash)}}
 		}
 	case RecordMemory:
 		ms, err := decodeMemoryBatch(rr.Batch)
@@ -220,59 +227,44 @@ func buildBatchTree(rr RootRecord) (batchTree, error) {
 		for _, m := range ms {
 			i, ok := index[m.EventHash]
 			if !ok {
-				i = len(leaves)
+				i = len(t.leaves)
 				index[m.EventHash] = i
-				leaves = append(leaves, merkle.HashLeaf(m.EventHash))
+				t.leaves = append(t.leaves, merkle.HashLeaf(m.EventHash))
 			}
-			recs = append(recs, Record{Kind: RecordMemory, Number: m.Number, EventHash: HashHex(m.EventHash), Encryption: EncryptionDataKey})
-			leafOf = append(leafOf, i)
+			t.recs[VersionRecordID(m.Number)] = batchItem{leaf: i, rec: Record{Kind: RecordMemory, Number: m.Number,
+				EventHash: HashHex(m.EventHash), Encryption: EncryptionDataKey}}
 		}
 	default:
 		return nil, fmt.Errorf("%w: leaves %q", ErrBadBatch, rr.Leaves)
 	}
-	tree, err := merkle.New(leaves)
+	tree, err := merkle.New(t.leaves)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadBatch, err)
 	}
 	if HashHex(tree.Root()) != strings.ToLower(rr.Root) {
 		return nil, fmt.Errorf("%w: its leaves make root %s, not %s", ErrBadBatch, HashHex(tree.Root()), rr.Root)
 	}
-	proofs := make([][]string, len(leaves))
-	for i := range leaves {
-		proofs[i] = proofOf(tree, leaves[i])
-	}
-	out := make(batchTree, len(recs))
-	for i, rec := range recs {
-		rec.Root, rec.Proof = rr.Root, proofs[leafOf[i]]
-		id := VersionRecordID(rec.Number)
-		if rec.Kind == RecordState {
-			id = StateRecordID(rec.Project, rec.Version)
-		}
-		out[id] = rec
-	}
-	return out, nil
-}
-
-// proofOf is leaf's proof as a Record holds it (the worker's tree.Proof):
-// nil for a root of one leaf (Record.Proof is omitempty, so a per-item row
-// decodes to nil too).
-func proofOf(tree *merkle.Tree, leaf merkle.Hash) []string {
-	p, _ := tree.Proof(leaf)
-	if len(p) == 0 {
-		return nil
-	}
-	return hexes(p)
+	t.tree = tree
+	return t, nil
 }
 
 // record is id's Record under rr, with the fields the per-item rows had:
-// Status included (the status when it was written: the current one is the
-// root's, StatusOf), and the root's transaction, chain and time (the
-// current transaction: readers take it from the root record anyway).
-func (t batchTree) record(id string, rr RootRecord) (Record, bool) {
-	rec, ok := t[id]
+// the proof of its leaf as the worker computed it (tree.Proof; nil for a
+// root of one leaf, as Record.Proof is omitempty and a per-item row
+// decodes to nil), Status included (the status when it was written: the
+// current one is the root's, StatusOf), and the root's transaction, chain
+// and time (the current transaction: readers take it from the root record
+// anyway).
+func (t *batchTree) record(id string, rr RootRecord) (Record, bool) {
+	it, ok := t.recs[id]
 	if !ok {
 		return Record{}, false
 	}
+	rec := it.rec
+	if p, _ := t.tree.Proof(t.leaves[it.leaf]); len(p) > 0 {
+		rec.Proof = hexes(p)
+	}
+	rec.Root = rr.Root
 	rec.Status, rec.RootID, rec.TxHash, rec.Block = StatusIncluded, rr.RootID, rr.TxHash, rr.Block
 	rec.ChainID, rec.Contract, rec.At = rr.ChainID, rr.Contract, rr.At
 	return rec, true
@@ -290,8 +282,8 @@ func BatchRecords(rr RootRecord) (map[string]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Record, len(t))
-	for id := range t {
+	out := make(map[string]Record, len(t.recs))
+	for id := range t.recs {
 		out[id], _ = t.record(id, rr)
 	}
 	return out, nil

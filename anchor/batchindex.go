@@ -1,10 +1,12 @@
 package anchor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -31,23 +33,35 @@ import (
 // is always checked against the root row it names (a root deleted after a
 // reorg makes it rebuild).
 //
-// Trees are rebuilt from Batch on demand; the last treeCacheSize are kept.
+// Trees are rebuilt from Batch on demand (a tree of 2,000 leaves takes
+// about a millisecond); the most recently used are kept, up to
+// treeCacheLeaves leaves in all, with the root row's bytes they were
+// parsed from: a row whose bytes did not change is not decoded again.
 
-const treeCacheSize = 16
+const treeCacheLeaves = 64 << 10
+
+// cachedRoot is a parsed root row and its tree.
+type cachedRoot struct {
+	seq  uint64 // the store's queue seq before it was read: while unchanged, so is the row
+	data []byte // the row's data it was parsed from
+	rr   RootRecord
+	tree *batchTree
+}
 
 // batchIndex is one store's index.
 type batchIndex struct {
-	mu       sync.Mutex           // guards every field below
-	seq      uint64               // the store's queue seq at the last refresh
-	built    bool                 // refreshed at least once
-	roots    map[string]int32     // root row id → position in rootIDs (live at the last refresh)
-	rootIDs  []string             //
-	items    map[string]int32     // state record id → root (position in rootIDs)
-	numbers  map[uint64]int32     // memory number → root
-	projects map[string]string    // project → its project id (0x-hex), from its newest indexed version
-	versions map[string]uint64    // project → that version
-	trees    map[string]batchTree // root row id → its tree (at most treeCacheSize)
-	treeLRU  []string             // trees' keys, oldest first
+	mu       sync.Mutex             // guards every field below
+	seq      uint64                 // the store's queue seq at the last refresh
+	built    bool                   // refreshed at least once
+	roots    map[string]int32       // root row id → position in rootIDs (live at the last refresh)
+	rootIDs  []string               //
+	items    map[string]int32       // state record id → root (position in rootIDs)
+	numbers  map[uint64]int32       // memory number → root
+	projects map[string]string      // project → its project id (0x-hex), from its newest indexed version
+	versions map[string]uint64      // project → that version
+	trees    map[string]*cachedRoot // root row id → its parsed row and tree
+	treeLRU  []string               // trees' keys, least recently used first
+	cached   int                    // leaves of the trees in trees
 }
 
 var (
@@ -77,9 +91,9 @@ func indexOf(db *store.DB) *batchIndex {
 // refreshLocked reads the root rows added or removed since the last
 // refresh; force rereads even if the store did not change.
 func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
-	var seq uint64
-	if err := db.View(func(txn *store.Txn) (err error) { seq, err = txn.QueueSeq(); return err }); err != nil {
-		return fmt.Errorf("reading the store's sequence: %w", err)
+	seq, err := storeSeq(db)
+	if err != nil {
+		return err
 	}
 	if ix.built && seq == ix.seq && !force {
 		return nil
@@ -87,7 +101,7 @@ func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
 	seen := map[string]bool{}
 	var added []RootRecord
 	var addedIDs []string
-	err := scanAnchors(db, "root/", func(r *store.Row) error {
+	err = scanAnchors(db, "root/", func(r *store.Row) error {
 		seen[r.RowID] = true
 		if _, ok := ix.roots[r.RowID]; ok {
 			return nil // a root's Batch never changes
@@ -118,7 +132,7 @@ func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
 		ix.roots, ix.rootIDs = map[string]int32{}, nil
 		ix.items, ix.numbers = map[string]int32{}, map[uint64]int32{}
 		ix.projects, ix.versions = map[string]string{}, map[string]uint64{}
-		ix.trees = map[string]batchTree{}
+		ix.trees, ix.treeLRU, ix.cached = map[string]*cachedRoot{}, nil, 0
 	}
 	for i, rr := range added {
 		pos := int32(len(ix.rootIDs))
@@ -165,21 +179,69 @@ func (ix *batchIndex) rootOfLocked(id string, n uint64) (string, bool) {
 	return ix.rootIDs[pos], true
 }
 
-// treeLocked is rr's tree (row id rowID), from the cache or rebuilt.
-func (ix *batchIndex) treeLocked(rowID string, rr RootRecord) (batchTree, error) {
-	if t, ok := ix.trees[rowID]; ok {
-		return t, nil
-	}
-	t, err := buildBatchTree(rr)
+// rootLocked reads root row rowID and its tree, from the cache while the
+// store has not changed, or the row's bytes have not (ok false: no such
+// live row with a batch). Reading the row is most of a lookup's cost (the
+// store checks its JSON), so a quiet store is not read again.
+func (ix *batchIndex) rootLocked(db *store.DB, rowID string) (*cachedRoot, bool, error) {
+	seq, err := storeSeq(db)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if len(ix.treeLRU) >= treeCacheSize {
-		delete(ix.trees, ix.treeLRU[0])
+	if c, ok := ix.trees[rowID]; ok && c.seq == seq {
+		ix.touchLocked(rowID)
+		return c, true, nil
+	}
+	r, err := db.Get(store.TableAnchors, rowID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Deleted) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if c, ok := ix.trees[rowID]; ok && bytes.Equal(c.data, r.Data) {
+		c.seq = seq
+		ix.touchLocked(rowID)
+		return c, true, nil
+	}
+	var rr RootRecord
+	if err := json.Unmarshal(r.Data, &rr); err != nil {
+		return nil, false, fmt.Errorf("decoding anchor record %s: %w", rowID, err)
+	}
+	if len(rr.Batch) == 0 {
+		return nil, false, nil
+	}
+	var tree *batchTree
+	if c, ok := ix.trees[rowID]; ok {
+		tree = c.tree // the status changed, not the batch
+	} else if tree, err = buildBatchTree(rr); err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", rowID, err)
+	}
+	c := &cachedRoot{seq: seq, data: r.Data, rr: rr, tree: tree}
+	if old, ok := ix.trees[rowID]; ok {
+		ix.cached -= len(old.tree.leaves)
+	}
+	ix.trees[rowID] = c
+	ix.cached += len(tree.leaves)
+	ix.touchLocked(rowID)
+	for ix.cached > treeCacheLeaves && len(ix.treeLRU) > 1 {
+		old := ix.treeLRU[0]
 		ix.treeLRU = ix.treeLRU[1:]
+		ix.cached -= len(ix.trees[old].tree.leaves)
+		delete(ix.trees, old)
 	}
-	ix.trees[rowID], ix.treeLRU = t, append(ix.treeLRU, rowID)
-	return t, nil
+	return c, true, nil
+}
+
+// touchLocked makes rowID the most recently used tree.
+func (ix *batchIndex) touchLocked(rowID string) {
+	if n := len(ix.treeLRU); n > 0 && ix.treeLRU[n-1] == rowID {
+		return
+	}
+	if i := slices.Index(ix.treeLRU, rowID); i >= 0 {
+		ix.treeLRU = slices.Delete(ix.treeLRU, i, i+1)
+	}
+	ix.treeLRU = append(ix.treeLRU, rowID)
 }
 
 // lookup finds the Record of id (n > 0: memory number n) under a batch
@@ -204,19 +266,14 @@ func (ix *batchIndex) lookup(db *store.DB, id string, n uint64) (Record, bool, e
 			}
 			return Record{}, false, nil
 		}
-		var rr RootRecord
-		found, err := readJSON(db, rowID, &rr)
+		c, found, err := ix.rootLocked(db, rowID)
 		if err != nil {
 			return Record{}, false, err
 		}
-		if !found || len(rr.Batch) == 0 {
+		if !found {
 			continue
 		}
-		t, err := ix.treeLocked(rowID, rr)
-		if err != nil {
-			return Record{}, false, fmt.Errorf("reading %s: %w", rowID, err)
-		}
-		rec, ok := t.record(id, rr)
+		rec, ok := c.tree.record(id, c.rr)
 		return rec, ok, nil
 	}
 	return Record{}, false, nil
@@ -299,4 +356,13 @@ func batchIDs(rr RootRecord) ([]string, error) {
 		return nil, fmt.Errorf("root %s: %w", strings.ToLower(rr.Root), err)
 	}
 	return ids, nil
+}
+
+// queueSeq is the store's queue seq: every row written advances it.
+func storeSeq(db *store.DB) (uint64, error) {
+	var seq uint64
+	if err := db.View(func(txn *store.Txn) (err error) { seq, err = txn.QueueSeq(); return err }); err != nil {
+		return 0, fmt.Errorf("reading the store's sequence: %w", err)
+	}
+	return seq, nil
 }
