@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,20 +40,32 @@ const (
 // detChain is a deterministic Chain: a root's transaction hash derives from
 // the root, blocks count up from 100, every transaction is final at once.
 type detChain struct {
-	mu    sync.Mutex
-	block uint64
-	roots map[[32]byte]RootInfo
+	mu      sync.Mutex
+	block   uint64
+	roots   map[[32]byte]RootInfo
+	sent    map[[32]byte]int // times each root was sent
+	dropped map[string]bool  // transactions a "reorg" dropped
 }
 
-func newDetChain() *detChain { return &detChain{block: 100, roots: map[[32]byte]RootInfo{}} }
+func newDetChain() *detChain {
+	return &detChain{block: 100, roots: map[[32]byte]RootInfo{}, sent: map[[32]byte]int{}, dropped: map[string]bool{}}
+}
 
 func (c *detChain) anchor(root [32]byte, count int) Receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.block++
-	id := uint64(len(c.roots) + 1)
-	c.roots[root] = RootInfo{ID: id, AnchoredAt: time.Date(2026, 12, 1, 0, 0, int(c.block), 0, time.UTC), Count: uint32(count)}
-	return Receipt{TxHash: HashHex(hashOf("tx " + HashHex(root))), Block: c.block, BlockHash: HashHex(hashOf(fmt.Sprint("block ", c.block))), RootID: id}
+	ri, ok := c.roots[root]
+	if !ok {
+		ri = RootInfo{ID: uint64(len(c.roots) + 1), AnchoredAt: time.Date(2026, 12, 1, 0, 0, int(c.block), 0, time.UTC), Count: uint32(count)}
+		c.roots[root] = ri
+	}
+	tx := "tx " + HashHex(root)
+	if n := c.sent[root]; n > 0 {
+		tx += fmt.Sprint(" again ", n)
+	}
+	c.sent[root]++
+	return Receipt{TxHash: HashHex(hashOf(tx)), Block: c.block, BlockHash: HashHex(hashOf(fmt.Sprint("block ", c.block))), RootID: ri.ID}
 }
 
 func (c *detChain) AnchorRoot(_ context.Context, root [32]byte, count int) (Receipt, error) {
@@ -73,7 +86,11 @@ func (c *detChain) GetRoot(_ context.Context, root [32]byte) (RootInfo, bool, er
 func (c *detChain) TxStatus(_ context.Context, txHash string) (TxState, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Every transaction is final (the tests here do not follow reorgs).
+	if c.dropped[txHash] {
+		return TxState{Head: c.block}, nil
+	}
+	// Every other transaction is final in the block it names (a block hash
+	// the worker did not record is a move: tests here drop, never move).
 	return TxState{Mined: true, Block: c.block, BlockHash: HashHex(hashOf(fmt.Sprint("block ", c.block))), Head: c.block + 10}, nil
 }
 
@@ -509,5 +526,109 @@ func TestBatchIndexFollowsTheStore(t *testing.T) {
 	}
 	if _, ok, err := MemoryRecord(sat.DB, 8); !ok || err != nil {
 		t.Fatalf("#8 after another root was deleted: %v %v", ok, err)
+	}
+}
+
+// The worker follows roots recorded in the per-item format as it did: a
+// dropped root is sent again and only its root row changes (one row per
+// root; the per-version rows stay as they are, their records follow the
+// root); a dropped memory root that cannot be rebuilt (a memory forgotten
+// meanwhile) is deleted with its per-version rows, and its other memories
+// are anchored again under a batch row.
+func TestWorkerFollowsPerItemRoots(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ctx := testCtx(t)
+	readersData(t, env, 1)
+	readersData(t, env, 2)
+	old := readRows(t, perItemRows)
+	loadRows(t, env, old)
+	ch := newDetChain()
+	ch.block = 300
+	roots := map[string]RootRecord{}
+	for _, r := range old {
+		var rr RootRecord
+		if strings.HasPrefix(r.RowID, "root/") && json.Unmarshal(r.Data, &rr) == nil {
+			roots[r.RowID] = rr
+			ch.dropped[rr.TxHash] = true // this chain lost them all (a fresh chain after a failover)
+			ch.sent[mustRoot(t, rr.Root)] = 1
+		}
+	}
+	clk := clock.NewFake(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: goldenSeed(), Clock: clk, Interval: time.Hour,
+		RPCURL: "http://127.0.0.1:8545", Recheck: true})
+	if err := w.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := map[string]anchorsRow{}
+	for _, r := range anchorsRows(t, env.DB) {
+		now[r.RowID] = r
+	}
+	for _, r := range old {
+		rr, isRoot := roots[r.RowID]
+		switch {
+		case isRoot:
+			var got RootRecord
+			json.Unmarshal(now[r.RowID].Data, &got)
+			if got.Resent != 1 || got.TxHash == rr.TxHash || !slices.Equal(got.Items, rr.Items) || len(got.Batch) != 0 {
+				t.Fatalf("root %s after the re-send: %+v", r.RowID, got)
+			}
+		case !bytes.Equal(now[r.RowID].Data, r.Data):
+			t.Fatalf("row %s rewritten by the re-send", r.RowID)
+		}
+	}
+	if len(now) != len(old) {
+		t.Fatalf("%d rows after the re-send, %d before", len(now), len(old))
+	}
+	sa, err := Records{DB: env.DB}.StateAnchor("crow", 2)
+	rec, _, _ := ReadRecord(env.DB, StateRecordID("crow", 2))
+	rr := roots["root/"+rec.Root]
+	var got RootRecord
+	json.Unmarshal(now["root/"+rec.Root].Data, &got)
+	if err != nil || sa.Status != StatusFinal || sa.TxHash != got.TxHash || sa.TxHash == rr.TxHash {
+		t.Fatalf("crow v2 after the re-send: %+v %v (root %+v)", sa, err, got)
+	}
+
+	// Memory #1's root dropped again, and mem-1 forgotten meanwhile.
+	mrec, _, _ := ReadRecord(env.DB, VersionRecordID(1))
+	var mroot RootRecord
+	json.Unmarshal(now["root/"+mrec.Root].Data, &mroot)
+	ch.mu.Lock()
+	ch.dropped[mroot.TxHash] = true
+	ch.mu.Unlock()
+	if err := ShredMemoryKey(env.DB, "mem-1"); err != nil {
+		t.Fatal(err)
+	}
+	// Final roots are followed again only at a start with Recheck.
+	w = NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: goldenSeed(), Clock: clk, Interval: time.Hour,
+		RPCURL: "http://127.0.0.1:8545", Recheck: true})
+	if err := w.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := ReadRootRecord(env.DB, mrec.Root); ok {
+		t.Fatal("the root that cannot be rebuilt still has a record")
+	}
+	for _, id := range mroot.Items {
+		if r, err := env.DB.Get(store.TableAnchors, id); err != nil || !r.Deleted {
+			t.Fatalf("%s: not deleted with its root (%v)", id, err)
+		}
+	}
+	if err := w.Round(ctx); err != nil { // anchors the root's other memories again
+		t.Fatal(err)
+	}
+	for _, id := range mroot.Items {
+		rec, ok, err := ReadRecord(env.DB, id)
+		switch {
+		case id == VersionRecordID(1):
+			if ok || err != nil {
+				t.Fatalf("forgotten #1 anchored again: %+v %v", rec, err)
+			}
+		case err != nil || !ok || rec.Root == mrec.Root:
+			t.Fatalf("%s after its root was dropped: %+v %v %v", id, rec, ok, err)
+		default:
+			rr, _, _ := ReadRootRecord(env.DB, rec.Root)
+			if len(rr.Batch) == 0 || rr.Items != nil {
+				t.Fatalf("%s anchored again under %+v, not a batch row", id, rr)
+			}
+		}
 	}
 }
