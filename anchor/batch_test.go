@@ -505,6 +505,9 @@ func TestBatchIndexFollowsTheStore(t *testing.T) {
 	if err != nil || !ok || rec.Number != 9 || rec.MemoryID != "" {
 		t.Fatalf("#9 after its root replicated: %+v %v %v", rec, ok, err) // no memory_versions here: no memory id
 	}
+	if n := indexOf(sat.DB).rebuilds; n != 1 {
+		t.Fatalf("%d full rebuilds, want 1: the new root is found in the change queue", n)
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -526,6 +529,20 @@ func TestBatchIndexFollowsTheStore(t *testing.T) {
 	}
 	if _, ok, err := MemoryRecord(sat.DB, 8); !ok || err != nil {
 		t.Fatalf("#8 after another root was deleted: %v %v", ok, err)
+	}
+	// Written again, and the change queue pruned past it (the search
+	// indexer prunes it): found by rereading every root row.
+	loadRows(t, sat, later)
+	seq, _ := storeSeq(sat.DB)
+	if err := sat.DB.PruneQueue(seq); err != nil {
+		t.Fatal(err)
+	}
+	before := indexOf(sat.DB).rebuilds
+	if rec, ok, err := MemoryRecord(sat.DB, 9); !ok || err != nil || rec.Number != 9 {
+		t.Fatalf("#9 written again after a prune: %+v %v %v", rec, ok, err)
+	}
+	if indexOf(sat.DB).rebuilds != before+1 {
+		t.Fatal("no rebuild after the queue was pruned")
 	}
 }
 

@@ -27,11 +27,12 @@ import (
 // written by any version of crow (or restored, or replicated from home)
 // indexes the same way. Root rows are few (one per up to 10,000 state
 // versions or one AnchorMemories transaction, ~300 memories), so building
-// it reads little; a lookup refreshes it when the store has changed since
-// (Txn.QueueSeq: every row written, locally or applied from a peer,
-// advances it), reading only the root rows it does not hold yet, and a hit
-// is always checked against the root row it names (a root deleted after a
-// reorg makes it rebuild).
+// it reads little; a lookup that misses refreshes it when the store has
+// changed since (Txn.QueueSeq: every row written, locally or applied from
+// a peer, advances it), reading only the root rows written since (from the
+// store's change queue, while it holds them), and a hit is always checked
+// against the root row it names (a root deleted after a reorg makes it
+// rebuild).
 //
 // Trees are rebuilt from Batch on demand (a tree of 2,000 leaves takes
 // about a millisecond); the most recently used are kept, up to
@@ -62,6 +63,7 @@ type batchIndex struct {
 	trees    map[string]*cachedRoot // root row id → its parsed row and tree
 	treeLRU  []string               // trees' keys, least recently used first
 	cached   int                    // leaves of the trees in trees
+	rebuilds int                    // full rebuilds (tests)
 }
 
 var (
@@ -88,8 +90,17 @@ func indexOf(db *store.DB) *batchIndex {
 	return ix
 }
 
-// refreshLocked reads the root rows added or removed since the last
-// refresh; force rereads even if the store did not change.
+// maxQueueScan bounds how many change-queue entries a refresh reads to
+// find the root rows written since the last one; with more, it rereads
+// every root row instead.
+const maxQueueScan = 20_000
+
+// refreshLocked brings the index up to the store's current sequence: it
+// reads the root rows written since the last refresh, found in the store's
+// change queue (q/, one entry per row written, locally or applied), or, if
+// the queue no longer holds them all (pruned) or force is set, every root
+// row. A root row deleted since (a reorg dropped it and its memories
+// changed) makes it rebuild.
 func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
 	seq, err := storeSeq(db)
 	if err != nil {
@@ -98,69 +109,123 @@ func (ix *batchIndex) refreshLocked(db *store.DB, force bool) error {
 	if ix.built && seq == ix.seq && !force {
 		return nil
 	}
-	seen := map[string]bool{}
-	var added []RootRecord
-	var addedIDs []string
-	err = scanAnchors(db, "root/", func(r *store.Row) error {
-		seen[r.RowID] = true
-		if _, ok := ix.roots[r.RowID]; ok {
-			return nil // a root's Batch never changes
+	if !ix.built || force || seq < ix.seq {
+		return ix.rebuildLocked(db, seq)
+	}
+	ids, complete, err := changedRoots(db, ix.seq, seq)
+	if err != nil {
+		return err
+	}
+	if !complete {
+		return ix.rebuildLocked(db, seq)
+	}
+	for _, id := range ids {
+		r, err := db.Get(store.TableAnchors, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("reading %s: %w", id, err)
 		}
+		_, indexed := ix.roots[id]
+		if err != nil || r.Deleted {
+			if indexed {
+				return ix.rebuildLocked(db, seq)
+			}
+			continue
+		}
+		if indexed {
+			continue // a root's Batch never changes: its status did
+		}
+		var rr RootRecord
+		if json.Unmarshal(r.Data, &rr) == nil && rr.Kind == RecordRoot && len(rr.Batch) > 0 {
+			ix.addLocked(id, rr)
+		}
+	}
+	ix.seq = seq
+	return nil
+}
+
+// errEnough ends a queue scan.
+var errEnough = errors.New("enough")
+
+// changedRoots is the root row ids written at sequences in (from, to],
+// from the store's change queue; complete is false when the queue does not
+// hold every one of those entries (pruned since) or holds too many to read.
+func changedRoots(db *store.DB, from, to uint64) (ids []string, complete bool, err error) {
+	if to-from > maxQueueScan {
+		return nil, false, nil
+	}
+	var n uint64
+	next := from + 1
+	err = db.View(func(txn *store.Txn) error {
+		return txn.ScanQueue(from+1, maxQueueScan, func(e store.QueueEntry) error {
+			if e.Seq > to {
+				return errEnough
+			}
+			if e.Seq != next {
+				return errEnough // a gap: pruned
+			}
+			next++
+			n++
+			if e.Table == store.TableAnchors && strings.HasPrefix(e.RowID, "root/") {
+				ids = append(ids, e.RowID)
+			}
+			return nil
+		})
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, false, fmt.Errorf("reading the change queue: %w", err)
+	}
+	return ids, n == to-from, nil
+}
+
+// rebuildLocked indexes every root row anew, at the store's sequence seq
+// (read before the rows).
+func (ix *batchIndex) rebuildLocked(db *store.DB, seq uint64) error {
+	ix.roots, ix.rootIDs = map[string]int32{}, nil
+	ix.items, ix.numbers = map[string]int32{}, map[uint64]int32{}
+	ix.projects, ix.versions = map[string]string{}, map[string]uint64{}
+	ix.trees, ix.treeLRU, ix.cached = map[string]*cachedRoot{}, nil, 0
+	ix.built = false
+	ix.rebuilds++
+	err := scanAnchors(db, "root/", func(r *store.Row) error {
 		var rr RootRecord
 		if json.Unmarshal(r.Data, &rr) != nil || rr.Kind != RecordRoot || len(rr.Batch) == 0 {
 			return nil // written before issue 16 (Items), or not a root
 		}
-		added, addedIDs = append(added, rr), append(addedIDs, r.RowID)
+		ix.addLocked(r.RowID, rr)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	gone := false
-	for id := range ix.roots {
-		if !seen[id] {
-			gone = true // deleted (a reorg dropped it and its memories changed)
-		}
-	}
-	if gone || !ix.built {
-		// Rebuild: rare (a root deleted), or the first time.
-		if gone {
-			ix.seq, ix.built = 0, false
-			ix.roots = nil
-			return ix.refreshLocked(db, true)
-		}
-		ix.roots, ix.rootIDs = map[string]int32{}, nil
-		ix.items, ix.numbers = map[string]int32{}, map[uint64]int32{}
-		ix.projects, ix.versions = map[string]string{}, map[string]uint64{}
-		ix.trees, ix.treeLRU, ix.cached = map[string]*cachedRoot{}, nil, 0
-	}
-	for i, rr := range added {
-		pos := int32(len(ix.rootIDs))
-		ix.roots[addedIDs[i]], ix.rootIDs = pos, append(ix.rootIDs, addedIDs[i])
-		switch rr.Leaves {
-		case RecordState:
-			ls, err := decodeStateBatch(rr.Batch)
-			if err != nil {
-				continue // a corrupt row: its versions read as pending
-			}
-			for _, l := range ls {
-				ix.items[StateRecordID(l.Project, l.Version)] = pos
-				if v, ok := ix.versions[l.Project]; !ok || l.Version >= v {
-					ix.projects[l.Project], ix.versions[l.Project] = HashHex(l.ProjectID), l.Version
-				}
-			}
-		case RecordMemory:
-			ms, err := decodeMemoryBatch(rr.Batch)
-			if err != nil {
-				continue
-			}
-			for _, m := range ms {
-				ix.numbers[m.Number] = pos
-			}
-		}
-	}
 	ix.seq, ix.built = seq, true
 	return nil
+}
+
+// addLocked indexes the versions of batch row rowID.
+func (ix *batchIndex) addLocked(rowID string, rr RootRecord) {
+	pos := int32(len(ix.rootIDs))
+	ix.roots[rowID], ix.rootIDs = pos, append(ix.rootIDs, rowID)
+	switch rr.Leaves {
+	case RecordState:
+		ls, err := decodeStateBatch(rr.Batch)
+		if err != nil {
+			return // a corrupt row: its versions read as pending
+		}
+		for _, l := range ls {
+			ix.items[StateRecordID(l.Project, l.Version)] = pos
+			if v, ok := ix.versions[l.Project]; !ok || l.Version >= v {
+				ix.projects[l.Project], ix.versions[l.Project] = HashHex(l.ProjectID), l.Version
+			}
+		}
+	case RecordMemory:
+		ms, err := decodeMemoryBatch(rr.Batch)
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			ix.numbers[m.Number] = pos
+		}
+	}
 }
 
 // rootOfLocked is the root row id indexed for record id (a state record id
