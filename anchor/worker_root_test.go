@@ -169,8 +169,12 @@ func TestWorkerConfirmations(t *testing.T) {
 	h := newWorkerHome(t, env)
 	h.states("crow", 1, 2)
 	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: seed, Interval: time.Hour, Confirmations: 3})
+	entries := env.Journal.Len()
 	if err := w.Round(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - entries; n != 2 {
+		t.Fatalf("anchoring two versions wrote %d rows, want 2: the chain record and the root's", n)
 	}
 	rec, _, _ := ReadRecord(env.DB, StateRecordID("crow", 1))
 	status := func() string {
@@ -204,8 +208,12 @@ func TestWorkerConfirmations(t *testing.T) {
 		t.Fatalf("packet status with two confirmations: %s", pk.Status)
 	}
 	mineBlock(t, ch.client)
+	entries = env.Journal.Len()
 	if err := w.Round(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - entries; n != 1 {
+		t.Fatalf("turning final wrote %d rows, want 1: the root's, not one per version", n)
 	}
 	rr := rootRecord(t, env.DB, rec.Root)
 	if rr.Status != StatusFinal || rr.FinalAt == "" || status() != StatusFinal || sa() != StatusFinal {
