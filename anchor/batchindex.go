@@ -34,8 +34,8 @@ import (
 // against the root row it names (a root deleted after a reorg makes it
 // rebuild).
 //
-// Trees are rebuilt from Batch on demand (a tree of 2,000 leaves takes
-// about a millisecond); the most recently used are kept, up to
+// Trees are rebuilt from Batch on demand (about two keccak hashes per
+// leaf); the most recently used are kept, up to
 // treeCacheLeaves leaves in all, with the root row's bytes they were
 // parsed from: a row whose bytes did not change is not decoded again.
 
