@@ -188,56 +188,54 @@ func batchItemIDs(rr RootRecord) ([]string, error) {
 	return nil, fmt.Errorf("%w: leaves %q", ErrBadBatch, rr.Leaves)
 }
 
-// batchTree is what a batch row's leaves make: the tree, and per version
-// the parts of its Record that depend on the leaves only (all but the
-// proof, computed on demand, and the root's transaction and status). It
-// depends only on Batch, which never changes for a root.
+// batchTree is what a batch row's leaves make: the tree and the leaf
+// inputs, indexed by record id. A version's Record is built when asked
+// (record). It depends only on Batch, which never changes for a root.
 type batchTree struct {
 	tree   *merkle.Tree
-	leaves []merkle.Hash
-	recs   map[string]batchItem // by record id
+	states []stateLeafIn    // RecordState: the leaves, in order
+	mems   []memoryLeafIn   // RecordMemory: the versions, in order
+	byID   map[string]int32 // state record id → index in states
+	byNum  map[uint64]int32 // memory number → index in mems
 }
 
-type batchItem struct {
-	rec  Record
-	leaf int
-}
+// size is how many leaf inputs t holds (the cache's measure).
+func (t *batchTree) size() int { return len(t.states) + len(t.mems) }
 
 // buildBatchTree rebuilds rr's tree from its Batch and checks that it
 // makes rr.Root.
 func buildBatchTree(rr RootRecord) (*batchTree, error) {
-	t := &batchTree{recs: map[string]batchItem{}}
+	t := &batchTree{}
+	var leaves []merkle.Hash
 	switch rr.Leaves {
 	case RecordState:
 		ls, err := decodeStateBatch(rr.Batch)
 		if err != nil {
 			return nil, err
 		}
+		t.states, t.byID = ls, make(map[string]int32, len(ls))
 		for i, l := range ls {
-			t.leaves = append(t.leaves, merkle.StateLeaf(l.ProjectID, l.Version, l.StateHash))
-			t.recs[StateRecordID(l.Project, l.Version)] = batchItem{leaf: i, rec: Record{Kind: RecordState, Project: l.Project,
-				ProjectID: HashHex(l.ProjectID), Version: l.Version, StateHash: HashHex(l.StateHash)}}
+			leaves = append(leaves, merkle.StateLeaf(l.ProjectID, l.Version, l.StateHash))
+			t.byID[StateRecordID(l.Project, l.Version)] = int32(i)
 		}
 	case RecordMemory:
 		ms, err := decodeMemoryBatch(rr.Batch)
 		if err != nil {
 			return nil, err
 		}
-		index := map[[32]byte]int{}
-		for _, m := range ms {
-			i, ok := index[m.EventHash]
-			if !ok {
-				i = len(t.leaves)
-				index[m.EventHash] = i
-				t.leaves = append(t.leaves, merkle.HashLeaf(m.EventHash))
+		t.mems, t.byNum = ms, make(map[uint64]int32, len(ms))
+		seen := map[[32]byte]bool{}
+		for i, m := range ms {
+			if !seen[m.EventHash] { // one leaf per event hash, in order of first appearance
+				seen[m.EventHash] = true
+				leaves = append(leaves, merkle.HashLeaf(m.EventHash))
 			}
-			t.recs[VersionRecordID(m.Number)] = batchItem{leaf: i, rec: Record{Kind: RecordMemory, Number: m.Number,
-				EventHash: HashHex(m.EventHash), Encryption: EncryptionDataKey}}
+			t.byNum[m.Number] = int32(i)
 		}
 	default:
 		return nil, fmt.Errorf("%w: leaves %q", ErrBadBatch, rr.Leaves)
 	}
-	tree, err := merkle.New(t.leaves)
+	tree, err := merkle.New(leaves)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadBatch, err)
 	}
@@ -248,20 +246,34 @@ func buildBatchTree(rr RootRecord) (*batchTree, error) {
 	return t, nil
 }
 
-// record is id's Record under rr, with the fields the per-item rows had:
-// the proof of its leaf as the worker computed it (tree.Proof; nil for a
-// root of one leaf, as Record.Proof is omitempty and a per-item row
-// decodes to nil), Status included (the status when it was written: the
-// current one is the root's, StatusOf), and the root's transaction, chain
-// and time (the current transaction: readers take it from the root record
-// anyway).
-func (t *batchTree) record(id string, rr RootRecord) (Record, bool) {
-	it, ok := t.recs[id]
-	if !ok {
-		return Record{}, false
+// record is the Record, under rr, of state record id (n == 0) or memory
+// number n, with the fields the per-item rows had: the proof of its leaf
+// as the worker computed it (tree.Proof; nil for a root of one leaf, as
+// Record.Proof is omitempty and a per-item row decodes to nil), Status
+// included (the status when it was written: the current one is the
+// root's, StatusOf), and the root's transaction, chain and time (the
+// current transaction: readers take it from the root record anyway).
+func (t *batchTree) record(id string, n uint64, rr RootRecord) (Record, bool) {
+	var rec Record
+	var leaf merkle.Hash
+	if n > 0 {
+		i, ok := t.byNum[n]
+		if !ok {
+			return Record{}, false
+		}
+		m := t.mems[i]
+		rec = Record{Kind: RecordMemory, Number: m.Number, EventHash: HashHex(m.EventHash), Encryption: EncryptionDataKey}
+		leaf = merkle.HashLeaf(m.EventHash)
+	} else {
+		i, ok := t.byID[id]
+		if !ok {
+			return Record{}, false
+		}
+		l := t.states[i]
+		rec = Record{Kind: RecordState, Project: l.Project, ProjectID: HashHex(l.ProjectID), Version: l.Version, StateHash: HashHex(l.StateHash)}
+		leaf = merkle.StateLeaf(l.ProjectID, l.Version, l.StateHash)
 	}
-	rec := it.rec
-	if p, _ := t.tree.Proof(t.leaves[it.leaf]); len(p) > 0 {
+	if p, _ := t.tree.Proof(leaf); len(p) > 0 {
 		rec.Proof = hexes(p)
 	}
 	rec.Root = rr.Root
@@ -282,9 +294,12 @@ func BatchRecords(rr RootRecord) (map[string]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Record, len(t.recs))
-	for id := range t.recs {
-		out[id], _ = t.record(id, rr)
+	out := make(map[string]Record, t.size())
+	for id := range t.byID {
+		out[id], _ = t.record(id, 0, rr)
+	}
+	for n := range t.byNum {
+		out[VersionRecordID(n)], _ = t.record("", n, rr)
 	}
 	return out, nil
 }
