@@ -2,8 +2,13 @@ package anchor
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
@@ -11,6 +16,9 @@ import (
 
 	"github.com/crow-sync/crow/anchor/merkle"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/memory"
+	"github.com/crow-sync/crow/store"
+	"github.com/crow-sync/crow/store/storetest"
 )
 
 // benchChain opens an embedded chain for a benchmark.
@@ -210,4 +218,113 @@ func BenchmarkEmbeddedAnchorMemories(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "memories/s")
+}
+
+// BenchmarkAnchorRows measures what anchoring adds to the replicated store
+// per memory: the bytes of the anchors table (row ids and data of its live
+// rows) and the feed entries (change records) that write it, for
+// CROW_BENCH_MEMORIES memories (default 10,000) numbered and anchored
+// through the real worker on the embedded chain. Each op is the whole run.
+//
+//	go test ./anchor/ -run '^$' -bench AnchorRows -benchtime 1x
+func BenchmarkAnchorRows(b *testing.B) {
+	n := 10_000
+	if s := os.Getenv("CROW_BENCH_MEMORIES"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	for i := 0; i < b.N; i++ {
+		env := storetest.Start(b, b.TempDir())
+		ctx := context.Background()
+		at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+		var muts []store.Mutation
+		put := func(table, id string, v any) {
+			data, _ := json.Marshal(v)
+			muts = append(muts, store.Mutation{Table: table, RowID: id, Op: store.OpPut, Data: data})
+		}
+		for k := 1; k <= n; k++ {
+			id, num := fmt.Sprintf("01JBENCH%018d", k), uint64(k)
+			content := fmt.Sprintf("memory %d: a decision recorded during the benchmark, about as long as a typical crow memory is, give or take", k)
+			ch := memory.ContentHash(content)
+			put(store.TableMemories, id, map[string]any{"id": id, "project": "crow", "content": content, "content_hash": ch,
+				"category": "decision", "importance": 5, "origin": "inst-bench", "created_at": at, "updated_at": at})
+			eh := memory.EventHash(num, "crow", ch, at, "inst-bench")
+			put(store.TableMemoryNumbers, id, map[string]any{"number": num, "event_hash": eh})
+			put(store.TableMemoryVersions, memory.VersionRowID(num), memory.Version{Number: num, MemoryID: id, Project: "crow",
+				Content: content, ContentHash: ch, Category: "decision", Importance: 5, CreatedAt: at, Origin: "inst-bench", EventHash: eh})
+			if len(muts) >= 300 || k == n {
+				if _, err := env.Writer.Write(ctx, muts...); err != nil {
+					b.Fatal(err)
+				}
+				muts = muts[:0]
+			}
+		}
+		before := env.Journal.Len()
+		e := benchChain(b)
+		var seed identity.Seed
+		w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: e, Seed: seed, Interval: time.Hour})
+		b.ResetTimer()
+		for w.Stats().Memories < uint64(n) {
+			if err := w.Round(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		var rows, bytes int
+		var roots int
+		err := env.DB.View(func(txn *store.Txn) error {
+			return txn.ScanRows(store.TableAnchors, func(r *store.Row) error {
+				if !r.Deleted {
+					rows++
+					bytes += len(r.RowID) + len(r.Data)
+					if strings.HasPrefix(r.RowID, "root/") {
+						roots++
+					}
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var entries, anchorEntries, anchorEntryBytes int
+		err = env.DB.View(func(txn *store.Txn) error {
+			return txn.Iterate([]byte("x/journal/e/"), nil, func(k, v []byte) error {
+				if binary.BigEndian.Uint64(k[len("x/journal/e/"):]) < before {
+					return nil
+				}
+				entries++
+				if c, err := store.ParseChange(v); err == nil && c.Table == store.TableAnchors {
+					anchorEntries++
+					anchorEntryBytes += len(v)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Reading every record back (the index built, each root's tree rebuilt
+		// once), then in a scattered order (trees rebuilt beyond the cache).
+		t0 := time.Now()
+		for k := 1; k <= n; k++ {
+			if _, ok, err := ReadRecord(env.DB, VersionRecordID(uint64(k))); err != nil || !ok {
+				b.Fatalf("record of #%d: %v %v", k, ok, err)
+			}
+		}
+		seq := time.Since(t0)
+		t0 = time.Now()
+		for k := 0; k < n; k++ {
+			if _, ok, err := ReadRecord(env.DB, VersionRecordID(uint64(k*7919%n+1))); err != nil || !ok {
+				b.Fatalf("record of #%d: %v %v", k*7919%n+1, ok, err)
+			}
+		}
+		scattered := time.Since(t0)
+		b.ReportMetric(float64(seq.Microseconds())/float64(n), "µs/lookup-in-order")
+		b.ReportMetric(float64(scattered.Microseconds())/float64(n), "µs/lookup-scattered")
+		b.ReportMetric(float64(bytes)/float64(n), "anchors-B/memory")
+		b.ReportMetric(float64(anchorEntries)/float64(n), "anchor-entries/memory")
+		b.ReportMetric(float64(anchorEntryBytes)/float64(n), "anchor-entry-B/memory")
+		b.Logf("%d memories: %d anchors rows (%d roots), %d bytes (%.0f B/memory); %d feed entries while anchoring, %d of the anchors table (%.3f/memory, %d bytes)",
+			n, rows, roots, bytes, float64(bytes)/float64(n), entries, anchorEntries, float64(anchorEntries)/float64(n), anchorEntryBytes)
+	}
 }

@@ -15,9 +15,10 @@
 //  3. States: every state version without a record is a leaf
 //     merkle.StateLeaf(seed.ProjectIDHash(name), version, stateHash); all of
 //     a round's leaves (at most MaxLeavesPerRoot) make one merkle.Tree, and
-//     one transaction commits its root (AnchorRoot). Then, in one store
-//     write, a Record per version (its root and proof) and a RootRecord for
-//     the root (transaction, block, status). Nothing is recorded before the
+//     one transaction commits its root (AnchorRoot). Then one anchors row,
+//     the root's RootRecord (transaction, block, status, and in Batch the
+//     leaf inputs; batch.go): each version's Record, root and proof, is
+//     derived from it (StateRecord, MemoryRecord). Nothing is recorded before the
 //     transaction is mined; a round that dies in between builds the same
 //     tree again from the same pending versions, and the contract's
 //     anchorRoot is idempotent (a root anchored again returns its id, logs

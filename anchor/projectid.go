@@ -72,5 +72,15 @@ func RecordedProjectID(db *store.DB, project string) ([32]byte, bool, error) {
 	if err != nil {
 		return [32]byte{}, false, fmt.Errorf("reading the anchor records of %s: %w", project, err)
 	}
+	if !found {
+		// Since issue 16 the versions are in their roots' batch rows.
+		pid, ok, err := batchProjectID(db, project)
+		if err != nil {
+			return [32]byte{}, false, fmt.Errorf("reading the anchor records of %s: %w", project, err)
+		}
+		if h, err := state.ParseHash(pid); ok && err == nil && h != ([32]byte{}) {
+			id, found = h, true
+		}
+	}
 	return id, found, nil
 }

@@ -175,7 +175,7 @@ func (p Prover) MemoryProof(ctx context.Context, n uint64) (MemoryProof, error) 
 	if h, err := state.ParseHash(v.EventHash); err == nil {
 		eh = h
 	}
-	rec, ok, err := ReadRecord(p.DB, VersionRecordID(n))
+	rec, ok, err := MemoryRecord(p.DB, n)
 	if err == nil && !ok {
 		// Records written before memories had versions are by memory id.
 		var old Record

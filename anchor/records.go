@@ -18,7 +18,7 @@ func (r Records) StateAnchor(project string, version uint64) (projects.StateAnch
 	if r.DB == nil {
 		return out, nil
 	}
-	rec, ok, err := ReadRecord(r.DB, StateRecordID(project, version))
+	rec, ok, err := StateRecord(r.DB, project, version)
 	if err != nil || !ok {
 		return out, err
 	}

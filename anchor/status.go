@@ -120,7 +120,7 @@ func Status(ctx context.Context, ch Chain, db *store.DB, w *Worker, rpcURL strin
 				}
 				if st.Last == nil || rr.RootID > st.Last.RootID {
 					last := rr
-					last.Items = nil
+					last.Items, last.Batch = nil, nil
 					st.Last = &last
 				}
 			}
@@ -137,7 +137,7 @@ func Status(ctx context.Context, ch Chain, db *store.DB, w *Worker, rpcURL strin
 		st.Checkpoint = &cr
 	}
 	for i := range st.Open {
-		st.Open[i].Items = nil
+		st.Open[i].Items, st.Open[i].Batch = nil, nil
 	}
 	sort.Slice(st.Open, func(i, j int) bool { return st.Open[i].RootID < st.Open[j].RootID })
 	return st, err

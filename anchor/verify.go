@@ -213,7 +213,7 @@ func (v Verifier) check(ctx context.Context, project string, ver *state.Version)
 	if v.DB == nil {
 		return c, nil
 	}
-	rec, ok, err := ReadRecord(v.DB, StateRecordID(project, ver.Version))
+	rec, ok, err := StateRecord(v.DB, project, ver.Version)
 	if err != nil {
 		return c, fmt.Errorf("reading the anchor record of %s version %d: %w", project, ver.Version, err)
 	}

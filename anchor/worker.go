@@ -45,8 +45,10 @@ func IsAnchored(status string) bool {
 	return status == StatusIncluded || status == StatusFinal || status == StatusAnchored
 }
 
-// Record is a state or memory anchors row: the home-written, synced record
-// of which root commits a version, with the version's Merkle proof. Row ids:
+// Record is the record of which root commits a version, with the version's
+// Merkle proof. Since issue 16 it is derived from the root's row
+// (StateRecord, MemoryRecord, BatchRecords); before, home wrote one as an
+// anchors row per version, which readers still accept. Row ids:
 // "state/<project>/<version, 20 digits>" and, per memory version,
 // "memory/<number>" (VersionRecordID). Records written before memories had
 // versions are "memory/<memory id>" (MemoryRecordID); they count as the
@@ -89,9 +91,13 @@ type Record struct {
 }
 
 // RootRecord is a root's anchors row, "root/<0x root>": where its
-// transaction is and how final. Items are the row ids of the records it
-// commits (state or memory records, by Leaves), so a root dropped by a
-// reorg can be sent again.
+// transaction is and how final, and what it commits (state versions or
+// memory versions, by Leaves). Since issue 16 it is the only row of a
+// root: Batch holds the ordered leaf inputs the tree is rebuilt from
+// (batch.go) and every version's Record derives from it (StateRecord,
+// MemoryRecord). Rows written before list in Items the row ids of the
+// per-version records they commit; such rows keep working, and the worker
+// rewrites them only as it did (status, resending).
 type RootRecord struct {
 	Kind      string   `json:"kind"` // RecordRoot
 	Leaves    string   `json:"leaves"`
@@ -104,7 +110,8 @@ type RootRecord struct {
 	BlockHash string   `json:"block_hash"`
 	ChainID   uint64   `json:"chain_id"`
 	Contract  string   `json:"contract"`
-	Items     []string `json:"items"`
+	Items     []string `json:"items"`              // rows before issue 16; null since
+	Batch     []byte   `json:"batch,omitempty"`    // since issue 16 (base64 in JSON)
 	At        string   `json:"anchored_at"`        // when home first recorded it
 	FinalAt   string   `json:"final_at,omitempty"` // when it became final
 	Resent    int      `json:"resent,omitempty"`   // times sent again after a reorg
@@ -247,8 +254,21 @@ func (w *Worker) load() error {
 			}
 			if strings.HasPrefix(r.RowID, "root/") {
 				var rr RootRecord
-				if json.Unmarshal(r.Data, &rr) == nil && (rr.Status != StatusFinal || w.cfg.Recheck) {
+				if json.Unmarshal(r.Data, &rr) != nil {
+					return nil
+				}
+				if rr.Status != StatusFinal || w.cfg.Recheck {
 					open[r.RowID] = &rr
+				}
+				if len(rr.Batch) > 0 {
+					ids, err := batchItemIDs(rr)
+					if err != nil {
+						w.log.Error("a root record whose batch does not decode; its versions are anchored again", "row", r.RowID, "err", err)
+						return nil
+					}
+					for _, id := range ids {
+						done[id] = true
+					}
 				}
 				return nil
 			}
@@ -330,8 +350,8 @@ func (w *Worker) statesLocked(ctx context.Context) error {
 	return nil
 }
 
-// anchorStatesLocked commits batch under one root and records it: a
-// record per version (root, proof) and the root's record, in one write.
+// anchorStatesLocked commits batch under one root and records it: the
+// root's row, whose Batch lists the versions (one row, one write).
 func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) error {
 	pids := make([][32]byte, len(batch))
 	leaves := make([]merkle.Hash, len(batch))
@@ -348,22 +368,14 @@ func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) e
 	if err != nil {
 		return fmt.Errorf("anchoring %d state versions: %w", len(batch), err)
 	}
-	info := w.cfg.Chain.Info()
 	now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
 	root := HashHex(tree.Root())
-	muts := make([]store.Mutation, 0, len(batch)+1)
-	items := make([]string, len(batch))
+	ins := make([]stateLeafIn, len(batch))
 	for i, p := range batch {
-		proof, _ := tree.Proof(leaves[i])
-		r := Record{Kind: RecordState, Status: StatusIncluded, Project: p.project, ProjectID: HashHex(pids[i]), Version: p.version,
-			StateHash: p.hashHex, Root: root, Proof: hexes(proof), RootID: rcpt.RootID, TxHash: rcpt.TxHash, Block: rcpt.Block,
-			ChainID: info.ChainID, Contract: info.Contract, At: now}
-		data, _ := json.Marshal(r)
-		muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
-		items[i] = p.id
+		ins[i] = stateLeafIn{Project: p.project, ProjectID: pids[i], Version: p.version, StateHash: p.hash}
 	}
-	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordState, Root: root, Count: tree.Len(), Items: items, At: now}
-	if err := w.recordRootLocked(ctx, rr, rcpt, muts...); err != nil {
+	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordState, Root: root, Count: tree.Len(), Batch: encodeStateBatch(ins), At: now}
+	if err := w.recordRootLocked(ctx, rr, rcpt); err != nil {
 		return err
 	}
 	for _, p := range batch {
@@ -375,7 +387,7 @@ func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) e
 }
 
 // recordRootLocked fills rr from the receipt, decides its status and writes
-// it with muts.
+// it (with muts, if any).
 func (w *Worker) recordRootLocked(ctx context.Context, rr *RootRecord, rcpt Receipt, muts ...store.Mutation) error {
 	info := w.cfg.Chain.Info()
 	rr.Status, rr.RootID, rr.TxHash, rr.Block, rr.BlockHash = StatusIncluded, rcpt.RootID, rcpt.TxHash, rcpt.Block, rcpt.BlockHash
@@ -490,7 +502,7 @@ func memoryTree(batch []MemoryAnchor) (*merkle.Tree, []merkle.Hash, error) {
 }
 
 func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor, byHash map[[32]byte][]pendingMemory) error {
-	tree, leaves, err := memoryTree(batch)
+	tree, _, err := memoryTree(batch)
 	if err != nil {
 		return err
 	}
@@ -499,23 +511,18 @@ func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor,
 	if err != nil {
 		return fmt.Errorf("anchoring %d memories: %w", len(batch), err)
 	}
-	info := w.cfg.Chain.Info()
 	now := w.cfg.Clock.Now().UTC().Format(time.RFC3339)
 	root := HashHex(tree.Root())
-	var muts []store.Mutation
+	var ins []memoryLeafIn
 	var ids []string
-	for i, a := range batch {
-		proof, _ := tree.Proof(leaves[i])
+	for _, a := range batch {
 		for _, p := range byHash[a.EventHash] {
-			data, _ := json.Marshal(Record{Kind: RecordMemory, Status: StatusIncluded, MemoryID: p.memoryID, Number: p.number,
-				EventHash: p.eventHash, Root: root, Proof: hexes(proof), RootID: rcpt.RootID, TxHash: rcpt.TxHash, Block: rcpt.Block,
-				ChainID: info.ChainID, Contract: info.Contract, At: now, Encryption: EncryptionDataKey})
-			muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: p.id, Op: store.OpPut, Data: data})
+			ins = append(ins, memoryLeafIn{Number: p.number, EventHash: a.EventHash})
 			ids = append(ids, p.id)
 		}
 	}
-	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordMemory, Root: root, Count: tree.Len(), Items: ids, At: now}
-	if err := w.recordRootLocked(ctx, rr, rcpt, muts...); err != nil {
+	rr := &RootRecord{Kind: RecordRoot, Leaves: RecordMemory, Root: root, Count: tree.Len(), Batch: encodeMemoryBatch(ins), At: now}
+	if err := w.recordRootLocked(ctx, rr, rcpt); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -559,9 +566,14 @@ func (w *Worker) confirmLocked(ctx context.Context) error {
 			rcpt, err := w.resendLocked(ctx, rr)
 			if errors.Is(err, errRootChanged) || (err != nil && rr.Leaves == RecordMemory && errors.Is(err, merkle.ErrEmpty)) {
 				w.log.Warn("memories of a dropped root changed since; anchoring them again under a new root", "root", rr.Root)
+				// One row for a batch row; a row from before issue 16 takes its
+				// per-version rows with it.
 				muts := []store.Mutation{{Table: store.TableAnchors, RowID: id, Op: store.OpDelete}}
 				for _, item := range rr.Items {
 					muts = append(muts, store.Mutation{Table: store.TableAnchors, RowID: item, Op: store.OpDelete})
+				}
+				ids, _ := batchIDs(*rr)
+				for _, item := range ids {
 					delete(w.done, item)
 				}
 				if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
@@ -596,7 +608,8 @@ func (w *Worker) confirmLocked(ctx context.Context) error {
 // errRootChanged: a dropped memory root cannot be rebuilt as it was.
 var errRootChanged = errors.New("anchor: the root's memories changed since it was anchored")
 
-// resendLocked sends rr's root again, rebuilt from the records it commits.
+// resendLocked sends rr's root again, rebuilt from the versions it commits
+// (its Batch, or the records Items names).
 func (w *Worker) resendLocked(ctx context.Context, rr *RootRecord) (Receipt, error) {
 	root, err := state.ParseHash(rr.Root)
 	if err != nil {
@@ -607,15 +620,28 @@ func (w *Worker) resendLocked(ctx context.Context, rr *RootRecord) (Receipt, err
 	}
 	// Memories: seal their content again (a fresh nonce; the root is over
 	// event hashes only, so it is the same root).
+	var numbers []uint64
+	if len(rr.Batch) > 0 {
+		ms, err := decodeMemoryBatch(rr.Batch)
+		if err != nil {
+			return Receipt{}, err
+		}
+		for _, m := range ms {
+			numbers = append(numbers, m.Number)
+		}
+	}
 	var pending []pendingMemory
 	err = w.cfg.DB.View(func(txn *store.Txn) error {
-		for _, id := range rr.Items {
+		for _, id := range rr.Items { // a root row from before issue 16
 			ar, err := txn.GetRow(store.TableAnchors, id) // in this transaction, not one each
 			var rec Record
 			if err != nil || ar.Deleted || json.Unmarshal(ar.Data, &rec) != nil || rec.Number == 0 {
 				continue
 			}
-			row, err := txn.GetRow(store.TableMemoryVersions, memory.VersionRowID(rec.Number))
+			numbers = append(numbers, rec.Number)
+		}
+		for _, n := range numbers {
+			row, err := txn.GetRow(store.TableMemoryVersions, memory.VersionRowID(n))
 			if err != nil {
 				continue
 			}
@@ -690,9 +716,29 @@ func (w *Worker) seal(ctx context.Context, pending []pendingMemory) ([]pendingMe
 	return out, nil
 }
 
-// ReadRecord reads an anchors row (ok false if there is none, or it was
-// deleted: pending).
+// ReadRecord reads the record of a version by its record id (StateRecordID,
+// VersionRecordID or MemoryRecordID): its own anchors row, written before
+// issue 16, or else, for a state or numbered memory version, the record
+// derived from its root's batch row (StateRecord, MemoryRecord). ok is
+// false if there is none, or it was deleted: pending.
 func ReadRecord(db *store.DB, id string) (Record, bool, error) {
+	if rest, isState := strings.CutPrefix(id, "state/"); isState {
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			if v, err := strconv.ParseUint(rest[i+1:], 10, 64); err == nil && StateRecordID(rest[:i], v) == id {
+				return StateRecord(db, rest[:i], v)
+			}
+		}
+	}
+	if rest, isMemory := strings.CutPrefix(id, "memory/"); isMemory {
+		if n, err := strconv.ParseUint(rest, 10, 64); err == nil && n > 0 && VersionRecordID(n) == id {
+			return MemoryRecord(db, n)
+		}
+	}
+	return readItemRow(db, id)
+}
+
+// readItemRow reads a per-version anchors row (written before issue 16).
+func readItemRow(db *store.DB, id string) (Record, bool, error) {
 	r, err := db.Get(store.TableAnchors, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Deleted) {
 		// A tombstone keeps the deleted row's data: the records of a

@@ -1,8 +1,10 @@
 package anchor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -70,7 +72,10 @@ func TestWorkerOneRootPerRound(t *testing.T) {
 		}
 	}
 	rr := rootRecord(t, env.DB, root)
-	if rr.Count != 100 || len(rr.Items) != 100 || rr.TxHash != txHash || rr.Status != StatusFinal || rr.Leaves != RecordState || rr.RootID == 0 ||
+	if recs, err := BatchRecords(rr); err != nil || len(recs) != 100 || len(rr.Items) != 0 {
+		t.Fatalf("root record's batch: %d records, %d items, %v", len(recs), len(rr.Items), err)
+	}
+	if rr.Count != 100 || rr.TxHash != txHash || rr.Status != StatusFinal || rr.Leaves != RecordState || rr.RootID == 0 ||
 		rr.ChainID != 1337 || rr.Contract != ch.Info().Contract {
 		t.Fatalf("root record: %+v", rr)
 	}
@@ -164,8 +169,12 @@ func TestWorkerConfirmations(t *testing.T) {
 	h := newWorkerHome(t, env)
 	h.states("crow", 1, 2)
 	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: seed, Interval: time.Hour, Confirmations: 3})
+	entries := env.Journal.Len()
 	if err := w.Round(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - entries; n != 2 {
+		t.Fatalf("anchoring two versions wrote %d rows, want 2: the chain record and the root's", n)
 	}
 	rec, _, _ := ReadRecord(env.DB, StateRecordID("crow", 1))
 	status := func() string {
@@ -199,8 +208,12 @@ func TestWorkerConfirmations(t *testing.T) {
 		t.Fatalf("packet status with two confirmations: %s", pk.Status)
 	}
 	mineBlock(t, ch.client)
+	entries = env.Journal.Len()
 	if err := w.Round(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := env.Journal.Len() - entries; n != 1 {
+		t.Fatalf("turning final wrote %d rows, want 1: the root's, not one per version", n)
 	}
 	rr := rootRecord(t, env.DB, rec.Root)
 	if rr.Status != StatusFinal || rr.FinalAt == "" || status() != StatusFinal || sa() != StatusFinal {
@@ -284,7 +297,7 @@ func TestWorkerResendsAfterReorg(t *testing.T) {
 	}
 	rr2 := rootRecord(t, env.DB, rec.Root)
 	if rr2.Resent != 1 || rr2.TxHash == rr.TxHash || rr2.TxHash == "" || rr2.BlockHash == rr.BlockHash || rr2.Status != StatusIncluded ||
-		rr2.Count != 5 || !reflect.DeepEqual(rr2.Items, rr.Items) {
+		rr2.Count != 5 || !reflect.DeepEqual(rr2.Items, rr.Items) || !bytes.Equal(rr2.Batch, rr.Batch) {
 		t.Fatalf("root record after the re-send: %+v\nbefore: %+v", rr2, rr)
 	}
 	st, err := ch.TxStatus(ctx, rr2.TxHash)
@@ -294,6 +307,12 @@ func TestWorkerResendsAfterReorg(t *testing.T) {
 	ri, ok, err := ch.GetRoot(ctx, root)
 	if err != nil || !ok || ri.Count != 5 || ri.ID != rr2.RootID {
 		t.Fatalf("GetRoot after the re-send: %+v %v %v (record: %+v)", ri, ok, err, rr2)
+	}
+	// Every version's record is its root's (the same root and proofs) in
+	// the root's new transaction.
+	for id, r := range recordsBefore {
+		r.TxHash, r.Block, r.RootID = rr2.TxHash, rr2.Block, rr2.RootID
+		recordsBefore[id] = r
 	}
 	if after := stateRecords(t, env.DB); !reflect.DeepEqual(after, recordsBefore) {
 		t.Fatalf("the version records changed:\n%+v\nwas\n%+v", after, recordsBefore)
@@ -364,15 +383,27 @@ func TestWorkerFollowsMovedTx(t *testing.T) {
 	}
 }
 
-// stateRecords is every state record of the anchors table, by row id.
+// stateRecords is every state record of the anchors table, by record id:
+// per-version rows and those of the roots' batch rows.
 func stateRecords(t *testing.T, db *store.DB) map[string]Record {
 	t.Helper()
 	out := map[string]Record{}
 	err := db.View(func(txn *store.Txn) error {
 		return txn.ScanRows(store.TableAnchors, func(r *store.Row) error {
 			var rec Record
-			if json.Unmarshal(r.Data, &rec) == nil && rec.Kind == RecordState {
+			if r.Deleted || json.Unmarshal(r.Data, &rec) != nil {
+				return nil
+			}
+			if rec.Kind == RecordState {
 				out[r.RowID] = rec
+			}
+			var rr RootRecord
+			if rec.Kind == RecordRoot && json.Unmarshal(r.Data, &rr) == nil && rr.Leaves == RecordState {
+				recs, err := BatchRecords(rr)
+				if err != nil {
+					return err
+				}
+				maps.Copy(out, recs)
 			}
 			return nil
 		})
@@ -494,8 +525,12 @@ func TestWorkerResendsMemoriesAfterReorg(t *testing.T) {
 	if rr2.Resent != 1 || rr2.TxHash == rr.TxHash || rr2.Count != 2 {
 		t.Fatalf("after the re-send: %+v", rr2)
 	}
-	if rec2, _, _ := ReadRecord(h.env.DB, VersionRecordID(1)); !reflect.DeepEqual(rec2, rec) {
-		t.Fatalf("the memory record changed: %+v, was %+v", rec2, rec)
+	// The record is the root's batch row's: the same root and proof, the
+	// transaction the root was sent again in.
+	want := rec
+	want.TxHash, want.Block, want.RootID = rr2.TxHash, rr2.Block, rr2.RootID
+	if rec2, _, _ := ReadRecord(h.env.DB, VersionRecordID(1)); !reflect.DeepEqual(rec2, want) {
+		t.Fatalf("the memory record changed: %+v, want %+v", rec2, want)
 	}
 	pr := h.proof(h.prover(), 1)
 	if pr.Status != StatusVerified || pr.Onchain == nil || pr.Onchain.TxHash != rr2.TxHash || pr.Anchor.TxHash != rr2.TxHash {

@@ -237,7 +237,7 @@ func TestWorkerAnchorsPendingOnce(t *testing.T) {
 	if ri, ok, err := ch.GetRoot(ctx, root); err != nil || !ok || ri.Count != 2 {
 		t.Fatalf("the state root on chain: %+v %v %v", ri, ok, err)
 	}
-	if rr := rootRecord(t, env.DB, stateRoot); rr.Leaves != RecordState || rr.Count != 2 || len(rr.Items) != 2 || rr.Status != StatusFinal || rr.FinalAt == "" {
+	if rr := rootRecord(t, env.DB, stateRoot); rr.Leaves != RecordState || rr.Count != 2 || len(rr.Batch) == 0 || rr.Status != StatusFinal || rr.FinalAt == "" {
 		t.Fatalf("root record: %+v", rr)
 	}
 	var memRoot string

@@ -422,11 +422,12 @@ func (s *StoreSource) CountStates(ctx context.Context, project string) (uint64, 
 	})
 }
 
-// versionAnchor reads the anchors row of a version: memory/<number>, or,
-// for records written before memories had versions, memory/<memory id> —
-// a record of another number is not this version's (nil: pending).
+// versionAnchor reads the anchor record of a version: memory/<number> or
+// its root's batch row (anchor.MemoryRecord), or, for records written
+// before memories had versions, memory/<memory id> — a record of another
+// number is not this version's (nil: pending).
 func versionAnchor(db *store.DB, m Memory) (*anchor.Record, error) {
-	if rec, ok, err := anchor.ReadRecord(db, anchor.VersionRecordID(m.Number)); err != nil || ok {
+	if rec, ok, err := anchor.MemoryRecord(db, m.Number); err != nil || ok {
 		if !ok {
 			return nil, err
 		}

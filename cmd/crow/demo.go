@@ -449,6 +449,7 @@ func (d *demo) run(ctx context.Context) error {
 		}
 		memories := map[string]bool{} // a memory edited has a version (a number) per edit
 		versions = 0
+		var numbers []uint64 // anchored under batch rows (one row per root), which name versions by number
 		for _, r := range rows.Rows {
 			var rec anchor.Record
 			if err := json.Unmarshal(r.Data, &rec); err != nil {
@@ -457,6 +458,37 @@ func (d *demo) run(ctx context.Context) error {
 			if rec.Kind == anchor.RecordMemory && rec.Root != "" {
 				memories[rec.MemoryID] = true
 				versions++
+			}
+			var rr anchor.RootRecord
+			if rec.Kind == anchor.RecordRoot && json.Unmarshal(r.Data, &rr) == nil && rr.Leaves == anchor.RecordMemory {
+				recs, err := anchor.BatchRecords(rr)
+				if err != nil {
+					return false, fmt.Errorf("reading anchor record %s: %w", r.RowID, err)
+				}
+				for _, br := range recs {
+					numbers = append(numbers, br.Number)
+				}
+			}
+		}
+		if len(numbers) > 0 {
+			vrows, err := client.Do(ctx, vps.c, app.TablesRows, app.RowsIn{Table: store.TableMemoryVersions, Limit: 1000})
+			if err != nil {
+				return false, err
+			}
+			ids := map[string]string{} // number (row id, 20 digits) → memory id
+			for _, r := range vrows.Rows {
+				var v struct {
+					MemoryID string `json:"memory_id"`
+				}
+				if json.Unmarshal(r.Data, &v) == nil {
+					ids[r.RowID] = v.MemoryID
+				}
+			}
+			for _, n := range numbers {
+				if id, ok := ids[memory.VersionRowID(n)]; ok {
+					memories[id] = true
+					versions++
+				}
 			}
 		}
 		anchored = len(memories)
