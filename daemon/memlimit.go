@@ -10,12 +10,13 @@ import (
 // (home.Config.MemoryLimitBytes), unless GOMEMLIMIT is set, read with getenv: the runtime
 // has applied it already and the operator's choice wins. ok is false for no change.
 //
-// Why a default limit: the store's memory comes and goes in bursts (badger builds each
+// Why a limit: the store's memory comes and goes in bursts (badger builds each
 // table in memory while it flushes and compacts, a few MiB to tens of MiB per builder,
 // several at once), and with GOGC alone the collector lets the heap grow to twice what
 // was live at the previous collection before it runs again; the process's RSS followed
 // those peaks. Under the limit the collector runs earlier instead. It is soft: a heap
-// that needs more gets more, collected more often.
+// that needs more gets more, collected more often — which is why it is off by default:
+// 384 MiB halved the peak RSS but doubled a 100k full sync (docs/BENCHMARKS.md, session 9).
 func memoryLimit(s home.Config, getenv func(string) string) (limit int64, ok bool) {
 	if getenv("GOMEMLIMIT") != "" {
 		return 0, false

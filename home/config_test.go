@@ -55,13 +55,13 @@ rpc_url = "http://localhost:8545"
 		"CROW_SYNC_LISTEN":     "", // empty = unset
 		"CROW_CHAIN_CONTRACT":  "0x00000000000000000000000000000000000000Ab",
 		"CROW_MIN_FREE_MB":     "-1",
-		"CROW_MEMORY_LIMIT_MB": "-1",
+		"CROW_MEMORY_LIMIT_MB": "512",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0x00000000000000000000000000000000000000Ab"
-	want.MinFreeMB, want.MemoryLimitMB = -1, -1
+	want.MinFreeMB, want.MemoryLimitMB = -1, 512
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("file + env = %+v, want %+v", cfg, want)
 	}
@@ -81,7 +81,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad env log level": {"", map[string]string{"CROW_LOG_LEVEL": "trace"}, []string{"trace"}},
 		"bad min_free_mb":   {"min_free_mb = -2\n", nil, []string{"min_free_mb"}},
 		"bad env min free":  {"", map[string]string{"CROW_MIN_FREE_MB": "lots"}, []string{"CROW_MIN_FREE_MB"}},
-		"bad memory limit":  {"memory_limit_mb = -2\n", nil, []string{"memory_limit_mb"}},
+		"bad memory limit":  {"memory_limit_mb = -1\n", nil, []string{"memory_limit_mb"}},
 		"bad env mem limit": {"", map[string]string{"CROW_MEMORY_LIMIT_MB": "lots"}, []string{"CROW_MEMORY_LIMIT_MB"}},
 	} {
 		d := t.TempDir()
