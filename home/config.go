@@ -28,6 +28,7 @@ import (
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
 //	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 1 % of the disk); -1: off)
+//	memory_limit_mb                       CROW_MEMORY_LIMIT_MB              0 (none; MiB: the Go soft memory limit, unless GOMEMLIMIT is set)
 //	[chain] rpc_url                       CROW_CHAIN_RPC_URL                "" (embedded dev chain)
 //	[chain] contract                      CROW_CHAIN_CONTRACT               "" (home: deploy once, keep it in chain-rpc.json)
 //	[chain] key_file                      CROW_CHAIN_KEY_FILE               "" (key derived from the seed)
@@ -65,8 +66,14 @@ type Config struct {
 	LogLevel   string              `toml:"log_level"`
 	// MinFreeMB is the free-space guard's floor in MiB (0: 256; -1: no guard): writes are
 	// refused with 507 while the store's filesystem has less free than it or 1 % of its size.
-	MinFreeMB int64       `toml:"min_free_mb"`
-	Chain     ChainConfig `toml:"chain"`
+	MinFreeMB int64 `toml:"min_free_mb"`
+	// MemoryLimitMB is the soft memory limit in MiB crow serve gives the Go runtime
+	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: none, the runtime's default).
+	// It is a target for the garbage collector, not a cap: above it the collector runs more
+	// often (up to about half the CPU), nothing fails. 384 halved the peak RSS at 30k and
+	// 100k memories but doubled the 100k full sync (docs/BENCHMARKS.md, session 9).
+	MemoryLimitMB int64       `toml:"memory_limit_mb"`
+	Chain         ChainConfig `toml:"chain"`
 }
 
 // ChainConfig selects the anchoring chain. RPCURL empty means the embedded dev
@@ -148,6 +155,15 @@ func (c CheckpointConfig) ConfirmationsOrDefault() uint64 {
 		return uint64(c.Confirmations)
 	}
 	return DefaultRPCConfirmations
+}
+
+// MemoryLimitBytes is the soft memory limit memory_limit_mb asks for, in bytes, and
+// false for none (0, the default).
+func (c Config) MemoryLimitBytes() (int64, bool) {
+	if c.MemoryLimitMB <= 0 {
+		return 0, false
+	}
+	return c.MemoryLimitMB << 20, true
 }
 
 // DefaultListen is the gateway's default address.
@@ -254,6 +270,14 @@ func (c *Config) applyEnv(lookupEnv func(string) (string, bool)) error {
 			c.MinFreeMB = n
 			return nil
 		}},
+		{"CROW_MEMORY_LIMIT_MB", func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number of MiB", v)
+			}
+			c.MemoryLimitMB = n
+			return nil
+		}},
 		{"CROW_CHAIN_RPC_URL", str(&c.Chain.RPCURL)},
 		{"CROW_CHAIN_CONTRACT", str(&c.Chain.Contract)},
 		{"CROW_CHAIN_KEY_FILE", str(&c.Chain.KeyFile)},
@@ -293,6 +317,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MinFreeMB < -1 {
 		return fmt.Errorf("invalid min_free_mb %d: want a number of MiB, 0 for the default or -1 for no guard", c.MinFreeMB)
+	}
+	if c.MemoryLimitMB < 0 {
+		return fmt.Errorf("invalid memory_limit_mb %d: want a number of MiB, or 0 for none", c.MemoryLimitMB)
 	}
 	if c.Listen == "" {
 		return errors.New("listen address is empty")

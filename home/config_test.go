@@ -28,6 +28,7 @@ func TestConfigPrecedence(t *testing.T) {
 sync_listen = "/ip4/127.0.0.1/tcp/4001"
 log_level = "debug"
 min_free_mb = 512
+memory_limit_mb = 256
 gateway_url = "http://100.64.0.1:4000"
 
 [chain]
@@ -43,23 +44,24 @@ rpc_url = "http://localhost:8545"
 	want := DefaultConfig()
 	want.Listen, want.SyncListen, want.LogLevel = "0.0.0.0:4000", "/ip4/127.0.0.1/tcp/4001", "debug"
 	want.GatewayURL, want.Chain.RPCURL = "http://100.64.0.1:4000", "http://localhost:8545"
-	want.MinFreeMB = 512
+	want.MinFreeMB, want.MemoryLimitMB = 512, 256
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("file only = %+v, want %+v", cfg, want)
 	}
 
 	cfg, err = LoadConfig(d, envOf(map[string]string{
-		"CROW_LISTEN":         "127.0.0.1:5000",
-		"CROW_LOG_LEVEL":      "WARN",
-		"CROW_SYNC_LISTEN":    "", // empty = unset
-		"CROW_CHAIN_CONTRACT": "0x00000000000000000000000000000000000000Ab",
-		"CROW_MIN_FREE_MB":    "-1",
+		"CROW_LISTEN":          "127.0.0.1:5000",
+		"CROW_LOG_LEVEL":       "WARN",
+		"CROW_SYNC_LISTEN":     "", // empty = unset
+		"CROW_CHAIN_CONTRACT":  "0x00000000000000000000000000000000000000Ab",
+		"CROW_MIN_FREE_MB":     "-1",
+		"CROW_MEMORY_LIMIT_MB": "512",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Listen, want.LogLevel, want.Chain.Contract = "127.0.0.1:5000", "warn", "0x00000000000000000000000000000000000000Ab"
-	want.MinFreeMB = -1
+	want.MinFreeMB, want.MemoryLimitMB = -1, 512
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("file + env = %+v, want %+v", cfg, want)
 	}
@@ -79,6 +81,8 @@ func TestConfigErrors(t *testing.T) {
 		"bad env log level": {"", map[string]string{"CROW_LOG_LEVEL": "trace"}, []string{"trace"}},
 		"bad min_free_mb":   {"min_free_mb = -2\n", nil, []string{"min_free_mb"}},
 		"bad env min free":  {"", map[string]string{"CROW_MIN_FREE_MB": "lots"}, []string{"CROW_MIN_FREE_MB"}},
+		"bad memory limit":  {"memory_limit_mb = -1\n", nil, []string{"memory_limit_mb"}},
+		"bad env mem limit": {"", map[string]string{"CROW_MEMORY_LIMIT_MB": "lots"}, []string{"CROW_MEMORY_LIMIT_MB"}},
 	} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, ConfigName), []byte(tc.toml), 0o600)

@@ -139,6 +139,13 @@ var configKeys = []configKey{
 		}
 		return n, nil
 	}},
+	{name: "memory_limit_mb", env: "CROW_MEMORY_LIMIT_MB", get: func(c *Config) string { return strconv.FormatInt(c.MemoryLimitMB, 10) }, parse: func(v string) (any, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: want a number of MiB, or 0 for none", v)
+		}
+		return n, nil
+	}},
 	{name: "chain.rpc_url", env: "CROW_CHAIN_RPC_URL", get: func(c *Config) string { return c.Chain.RPCURL }, parse: urlValue, secret: true},
 	{name: "chain.contract", env: "CROW_CHAIN_CONTRACT", get: func(c *Config) string { return c.Chain.Contract }, parse: str},
 	{name: "chain.key_file", env: "CROW_CHAIN_KEY_FILE", get: func(c *Config) string { return c.Chain.KeyFile }, parse: str},
