@@ -28,9 +28,8 @@ type Options struct {
 	Clock clock.Clock
 	// Now, if set, is used instead of Clock.Now (kept for older callers).
 	Now func() time.Time
-	// MemTableSize in bytes (default 8 MiB, defaultMemTableSize). It also bounds the size
-	// of one transaction (badger allows about 15% of it, 1.2 MiB by default: the Writer's
-	// batches are capped at 512 KiB and split on ErrTooLarge, as are apply batches).
+	// MemTableSize in bytes (default 16 MiB). It also bounds the size of one transaction
+	// (badger allows about 15% of it).
 	MemTableSize int64
 	// InMemory runs badger without disk, for tests that do not need durability.
 	InMemory bool
@@ -76,7 +75,7 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the badger database in dir, tuned for a small footprint:
-// 8 MiB memtables, 1 MiB tables at every level, small caches, two compactors, values up to 64 KiB in the LSM tree
+// 16 MiB memtables, small caches, two compactors, values up to 64 KiB in the LSM tree
 // (Snappy, whose literals byte scans still see), larger ones in 4 MiB value log files, and SyncWrites so every commit
 // is fsynced. See docs/benchmarks/disk.md for the sizes this gives.
 //
@@ -85,14 +84,7 @@ type DB struct {
 // compaction; in the value log they would stay until a value log GC rewrote the file (badger
 // runs none by itself): with a 4 KiB threshold 100k memories took 381 MiB, now 114 MiB.
 // The value log and memtable log files are created sparse at twice their size (4+4 and
-// 8+8 MiB apparent); only what is written takes space.
-//
-// Why small memtables and tables: badger builds every table in memory (a flush builds one
-// of the memtable's size, a compaction up to 8 + its number of splits at once, each
-// compressing into a second buffer), and keeps up to 8 of those builders' grown buffers in
-// a pool. That was most of the heap. 16 MiB memtables and 2 MiB base tables growing ×2 per
-// level gave peaks of 710-890 MB RSS at 30k memories; 8 MiB and 1 MiB at every level
-// 650-710 MB with the same write and sync times (docs/BENCHMARKS.md, session 9).
+// 16+16 MiB apparent); only what is written takes space.
 //
 // Badger reads and writes its tables, value log and memtable logs through mmap, so
 // every page it touched stays in the process's RSS (as file-backed pages) while the file
@@ -108,7 +100,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		opts.Now = clock.Or(opts.Clock).Now
 	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = defaultMemTableSize
+		opts.MemTableSize = 16 << 20
 	}
 	if opts.MappedBudget == 0 {
 		opts.MappedBudget = 32 << 20
@@ -150,7 +142,7 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		opts.Logger = slog.Default()
 	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = defaultMemTableSize
+		opts.MemTableSize = 16 << 20
 	}
 	bo := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
@@ -159,7 +151,7 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumMemtables(3).
 		WithNumLevelZeroTables(3).
 		WithNumLevelZeroTablesStall(8).
-		WithBaseTableSize(baseTableSize).
+		WithBaseTableSize(2 << 20).
 		WithValueThreshold(64 << 10).
 		// Snappy (badger's default), not ZSTD: what a forget erased is
 		// checked by scanning the files' bytes (forget's tests, e2e, an
@@ -173,19 +165,11 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumGoroutines(2).
 		WithLogger(slogBadger{opts.Logger.With("component", "badger")}).
 		WithLoggingLevel(badger.WARNING)
-	bo.TableSizeMultiplier = 1 // no With method in badger v4
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("")
 	}
 	return bo
 }
-
-// defaultMemTableSize is Options.MemTableSize's default, also the size of level 0's tables.
-const defaultMemTableSize = 8 << 20
-
-// baseTableSize is the size of the tables compactions write, at every level
-// (TableSizeMultiplier 1): what a compaction's table builders hold in memory scales with it.
-const baseTableSize = 1 << 20
 
 // valueLogFileSize is the size of a value log file. Compact closes the newest one by
 // writing up to this much (badger's GC never rewrites the newest file); with values up
