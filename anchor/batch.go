@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crow-sync/crow/anchor/merkle"
+	"github.com/crow-sync/crow/store"
 )
 
 // Batch rows (issue 16). Since then the worker writes one anchors row per
@@ -81,44 +82,9 @@ func encodeMemoryBatch(ms []memoryLeafIn) []byte {
 	return b
 }
 
-// batchReader reads a Batch; a short or malformed input sets bad.
-type batchReader struct {
-	b   []byte
-	bad bool
-}
-
-func (r *batchReader) uvarint() uint64 {
-	x, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad, r.b = true, nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return x
-}
-
-func (r *batchReader) varint() int64 {
-	x, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.bad, r.b = true, nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return x
-}
-
-func (r *batchReader) bytes(n uint64) []byte {
-	if n > uint64(len(r.b)) {
-		r.bad, r.b = true, nil
-		return nil
-	}
-	s := r.b[:n]
-	r.b = r.b[n:]
-	return s
-}
-
-func (r *batchReader) hash() (h [32]byte) {
-	copy(h[:], r.bytes(32))
+// readHash reads a 32-byte hash.
+func readHash(d *store.BinDecoder) (h [32]byte) {
+	copy(h[:], d.Fixed(32))
 	return h
 }
 
@@ -126,17 +92,17 @@ func decodeStateBatch(b []byte) ([]stateLeafIn, error) {
 	if len(b) == 0 || b[0] != batchStates {
 		return nil, fmt.Errorf("%w: not a state batch", ErrBadBatch)
 	}
-	r := batchReader{b: b[1:]}
+	r := store.NewBinDecoder(b[1:])
 	var out []stateLeafIn
-	for len(r.b) > 0 && !r.bad {
+	for len(r.Rest()) > 0 && !r.Bad() {
 		var l stateLeafIn
-		l.Project = string(r.bytes(r.uvarint()))
-		l.ProjectID = r.hash()
-		l.Version = r.uvarint()
-		l.StateHash = r.hash()
+		l.Project = string(r.Bytes())
+		l.ProjectID = readHash(r)
+		l.Version = r.Uvarint()
+		l.StateHash = readHash(r)
 		out = append(out, l)
 	}
-	if r.bad {
+	if r.Bad() {
 		return nil, fmt.Errorf("%w: state batch truncated after %d leaves", ErrBadBatch, len(out))
 	}
 	return out, nil
@@ -146,15 +112,15 @@ func decodeMemoryBatch(b []byte) ([]memoryLeafIn, error) {
 	if len(b) == 0 || b[0] != batchMemories {
 		return nil, fmt.Errorf("%w: not a memory batch", ErrBadBatch)
 	}
-	r := batchReader{b: b[1:]}
+	r := store.NewBinDecoder(b[1:])
 	var out []memoryLeafIn
 	var prev uint64
-	for len(r.b) > 0 && !r.bad {
-		n := prev + uint64(r.varint())
-		out = append(out, memoryLeafIn{Number: n, EventHash: r.hash()})
+	for len(r.Rest()) > 0 && !r.Bad() {
+		n := prev + uint64(r.Varint())
+		out = append(out, memoryLeafIn{Number: n, EventHash: readHash(r)})
 		prev = n
 	}
-	if r.bad {
+	if r.Bad() {
 		return nil, fmt.Errorf("%w: memory batch truncated after %d versions", ErrBadBatch, len(out))
 	}
 	return out, nil

@@ -97,6 +97,17 @@ func (d *BinDecoder) Bytes() []byte {
 	return s
 }
 
+// Fixed reads the next n bytes: a slice of the input, not a copy.
+func (d *BinDecoder) Fixed(n int) []byte {
+	if n < 0 || n > len(d.b) {
+		d.fail()
+		return nil
+	}
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
+}
+
 // VV reads a version vector.
 func (d *BinDecoder) VV() VV {
 	n := d.Uvarint()

@@ -28,3 +28,13 @@ func TestBinCodecRoundTripAndTruncation(t *testing.T) {
 		}
 	}
 }
+
+func TestBinDecoderFixed(t *testing.T) {
+	d := NewBinDecoder([]byte{1, 2, 3, 4, 5})
+	if got := d.Fixed(3); !bytes.Equal(got, []byte{1, 2, 3}) || d.Bad() {
+		t.Fatalf("Fixed(3) = %v, bad %v", got, d.Bad())
+	}
+	if got := d.Fixed(3); got != nil || !d.Bad() || len(d.Rest()) != 0 {
+		t.Fatalf("Fixed past the end = %v, bad %v, rest %v", got, d.Bad(), d.Rest())
+	}
+}
