@@ -43,10 +43,11 @@ const nodeName = "geth"
 // and survives restarts; see the package documentation for the design.
 type Embedded struct {
 	*client
-	dir   string
-	stack *node.Node
-	once  sync.Once
-	err   error
+	dir     string
+	stack   *node.Node
+	backend *eth.Ethereum
+	once    sync.Once
+	err     error
 }
 
 var _ Chain = (*Embedded)(nil)
@@ -224,7 +225,7 @@ func startEmbedded(dir string, stack *node.Node, key *ecdsa.PrivateKey, st *chai
 	c.durable = db.SyncKeyValue
 	head := backend.BlockChain().CurrentBlock().Number.Uint64()
 	log.Info("embedded chain open", "dir", dir, "chain_id", chainID.Uint64(), "contract", addr.Hex(), "account", account.Hex(), "head", head, "rpc", info.RPCURL)
-	return &Embedded{client: c, dir: dir, stack: stack}, nil
+	return &Embedded{client: c, dir: dir, stack: stack, backend: backend}, nil
 }
 
 // nudgeBeacon seals a block when a transaction stayed executable in the pool
@@ -401,13 +402,47 @@ func ensureContract(ctx context.Context, dir string, ec *ethclient.Client, key *
 }
 
 // Close stops the node, which writes the chain to disk, and releases dir.
-// It is safe to call more than once.
+// It is safe to call more than once. It first lets the dev beacon finish the
+// seal it may be making for a transaction just sent: go-ethereum's sealBlock
+// reads the head's finalized block, and one running while the node stops
+// finds the chain closed under it (a nil dereference in its goroutine, which
+// kills the process; seen in CI's -race run of the anchor tests).
 func (e *Embedded) Close() error {
 	e.once.Do(func() {
 		e.closeClient()
+		waitSealed(e.backend, closeSealWait)
 		e.err = e.stack.Close()
 	})
 	return e.err
+}
+
+// closeSealWait bounds how long Close waits for the dev beacon.
+const closeSealWait = 2 * time.Second
+
+// waitSealed returns once the pool holds no executable transaction and the
+// head has not moved for sealQuiet, or after max.
+func waitSealed(backend *eth.Ethereum, max time.Duration) {
+	if backend == nil {
+		return
+	}
+	const sealQuiet = 50 * time.Millisecond
+	head := func() uint64 {
+		if b := backend.BlockChain().CurrentBlock(); b != nil {
+			return b.Number.Uint64()
+		}
+		return 0
+	}
+	start := time.Now() // real time: the node's own goroutines run on it
+	last, since := head(), start
+	for time.Since(start) < max {
+		executable, _ := backend.TxPool().Stats()
+		if h := head(); h != last || executable != 0 {
+			last, since = h, time.Now()
+		} else if time.Since(since) >= sealQuiet {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // minLevel drops records below a level; the node logs a lot at Info.
