@@ -423,7 +423,7 @@ func batchIDs(rr RootRecord) ([]string, error) {
 	return ids, nil
 }
 
-// queueSeq is the store's queue seq: every row written advances it.
+// storeSeq is the store's queue seq: every row written advances it.
 func storeSeq(db *store.DB) (uint64, error) {
 	var seq uint64
 	if err := db.View(func(txn *store.Txn) (err error) { seq, err = txn.QueueSeq(); return err }); err != nil {
