@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/crow-sync/crow/anchor"
+	"github.com/crow-sync/crow/search"
+	"github.com/crow-sync/crow/store"
 )
 
 // service is one long-running part of the daemon.
@@ -37,7 +41,7 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 		wg.Go(func() {
 			err := s.serve(ctx)
 			switch {
-			case ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)):
+			case ctx.Err() != nil && stoppedBy(err):
 				log.Debug("service stopped", "service", s.name)
 			case err == nil:
 				fail(fmt.Errorf("%s stopped unexpectedly", s.name))
@@ -55,4 +59,14 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// stoppedBy reports whether err, returned by a service after the stop began,
+// is the stop itself: the context's end, or a part the service depends on
+// (the writer, the search index, the chain) already closed by it. A service
+// writing its first row when SIGTERM arrives gets store.ErrClosed; that is a
+// clean stop, not a failure to report with a non-zero exit.
+func stoppedBy(err error) bool {
+	return err == nil || errors.Is(err, context.Canceled) ||
+		errors.Is(err, store.ErrClosed) || errors.Is(err, search.ErrClosed) || errors.Is(err, anchor.ErrClosed)
 }

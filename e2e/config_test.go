@@ -222,10 +222,11 @@ func TestServeUnderJournald(t *testing.T) {
 		return err == nil
 	})
 	_ = cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("crow serve: %v", err)
-	}
+	werr := cmd.Wait()
 	text, _ := os.ReadFile(logf.Name())
+	if werr != nil {
+		t.Errorf("crow serve: %v; its output:\n%s", werr, text)
+	}
 	if !strings.Contains(string(text), "level=INFO") || strings.Contains(string(text), "time=") {
 		t.Errorf("under journald the lines have no time= but a level:\n%s", text)
 	}
