@@ -1,17 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"runtime"
+	rpprof "runtime/pprof"
+	"sync"
 )
 
 // CROW_PPROF=127.0.0.1:PORT serves net/http/pprof on that address (loopback only) for
 // local profiling runs, with mutex and block profiling on; unset (the default), nothing
 // is served. docs/benchmarks/load.md shows its use with BenchmarkLoad64 (-load.pprof).
+//
+// Besides net/http/pprof's routes it serves a CPU profile with a start and an end chosen
+// by the caller, for profiling one phase of a benchmark whose length is not known in
+// advance (bench/pouchdb/crowbench -pprof): POST /debug/crow/cpu/start begins it, POST
+// /debug/crow/cpu/stop ends it and answers with the profile (gzipped protobuf, as
+// /debug/pprof/profile). With CROW_PPROF_CPU_AT_START=1 the profile begins when the
+// process starts, so a start-up is profiled from its first instruction of main's package.
 func init() {
 	addr := os.Getenv("CROW_PPROF")
 	if addr == "" {
@@ -24,13 +34,65 @@ func init() {
 	}
 	runtime.SetMutexProfileFraction(5)
 	runtime.SetBlockProfileRate(100_000) // one sample per 100 µs blocked
+	var cpu phaseCPU
+	if os.Getenv("CROW_PPROF_CPU_AT_START") == "1" {
+		if err := cpu.start(); err != nil {
+			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF_CPU_AT_START:", err)
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("POST /debug/crow/cpu/start", func(w http.ResponseWriter, r *http.Request) {
+		if err := cpu.start(); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+		}
+	})
+	mux.HandleFunc("POST /debug/crow/cpu/stop", func(w http.ResponseWriter, r *http.Request) {
+		b, err := cpu.stop()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	})
 	go func() {
 		if err := http.ListenAndServe(addr, mux); err != nil {
 			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF:", err)
 		}
 	}()
+}
+
+// phaseCPU is a CPU profile started and stopped on request.
+type phaseCPU struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer // nil when not profiling
+}
+
+func (p *phaseCPU) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf != nil {
+		return fmt.Errorf("a CPU profile is already being taken")
+	}
+	buf := new(bytes.Buffer)
+	if err := rpprof.StartCPUProfile(buf); err != nil {
+		return err
+	}
+	p.buf = buf
+	return nil
+}
+
+func (p *phaseCPU) stop() ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf == nil {
+		return nil, fmt.Errorf("no CPU profile is being taken")
+	}
+	rpprof.StopCPUProfile()
+	b := p.buf.Bytes()
+	p.buf = nil
+	return b, nil
 }

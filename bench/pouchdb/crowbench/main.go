@@ -42,6 +42,7 @@ var (
 	settle   = flag.Duration("settle", 180*time.Second, "longest wait for home's background numbering to finish before the sync")
 	bulkN    = flag.Int("bulk", -1, "memories written at the end through the bulk endpoint POST /v1/memories, 1,000 per call, one call at a time as PouchDB's bulkDocs (-1: N; 0: skip)")
 	basePort = flag.Int("port", 39100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
+	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory (serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures)")
 )
 
 var words = []string{"sync", "badger", "feed", "merkle", "replica", "home", "satellite", "memory", "vector", "lamport",
@@ -71,10 +72,19 @@ type daemon struct {
 	cmd                   *exec.Cmd
 	done                  chan struct{}
 	logf                  *os.File
+	pprof                 string // CROW_PPROF address, "" when not profiling
+	cpuAtStart            bool   // the next start profiles its CPU from the process start
 }
 
 func (d *daemon) env() []string {
-	return append(os.Environ(), "CROW_HOME="+d.home, "CROW_PASSPHRASE=x", "CROW_LOG_LEVEL=info")
+	env := append(os.Environ(), "CROW_HOME="+d.home, "CROW_PASSPHRASE=x", "CROW_LOG_LEVEL=info")
+	if d.pprof != "" {
+		env = append(env, "CROW_PPROF="+d.pprof)
+		if d.cpuAtStart {
+			env = append(env, "CROW_PPROF_CPU_AT_START=1")
+		}
+	}
+	return env
 }
 
 func (d *daemon) cli(args ...string) string {
@@ -403,6 +413,14 @@ func main() {
 	os.MkdirAll(work, 0o755)
 	home := &daemon{name: "home", home: filepath.Join(work, "ha"), gw: *basePort, sp: *basePort + 1}
 	sat := &daemon{name: "sat", home: filepath.Join(work, "hb"), gw: *basePort + 10, sp: *basePort + 11}
+	if *pprofDir != "" {
+		home.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+2)
+		sat.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+12)
+		if err := os.MkdirAll(*pprofDir, 0o755); err != nil {
+			fatalf("-pprof: %v", err)
+		}
+		res["profiled"] = true
+	}
 	for _, d := range []*daemon{home, sat} {
 		os.RemoveAll(d.home)
 		f, err := os.Create(filepath.Join(work, d.name+".log"))
@@ -435,8 +453,10 @@ func main() {
 
 	// Write rate: N memories into home, 64 concurrent connections.
 	logf("writing %d memories with %d writers", *n, *workers)
+	endPhase := phase("1-write", home)
 	t0 := time.Now()
 	marker := home.writeMany(0, *n, *workers)
+	endPhase()
 	res["write_s"] = secs(time.Since(t0))
 	res["write_per_s"] = float64(*n) / time.Since(t0).Seconds()
 	res["home_feed_after_write"] = home.feedLen("", homeFeed)
@@ -446,6 +466,7 @@ func main() {
 
 	// Home's background work (numbering, anchoring) after the writes: wait until
 	// its feed stops growing (or -settle), so the sync does not race it.
+	endPhase = phase("2-settle", home)
 	t0 = time.Now()
 	last, stable := home.feedLen("", homeFeed), 0
 	for stable < 4 && time.Since(t0) < *settle {
@@ -457,6 +478,7 @@ func main() {
 			stable, last = 0, l
 		}
 	}
+	endPhase()
 	res["home_settle_s"] = secs(time.Since(t0)) - 2.0
 	res["home_feed_before_sync"] = last
 	res["home_anchor_memories_before_sync"] = home.metric("crow_anchor_memories_total", "")
@@ -468,6 +490,7 @@ func main() {
 	// Full sync: register the satellite; until it serves the last memory written
 	// (applied in feed order), then a count to confirm all N.
 	res["peak_reset"] = resetPeak(home.pid()) && resetPeak(sat.pid())
+	endPhase = phase("3-full-sync", home, sat)
 	t0 = time.Now()
 	home.cli("instance", "add", "http://"+sat.addr)
 	res["instance_add_ms"] = ms(time.Since(t0))
@@ -498,6 +521,7 @@ func main() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	endPhase()
 	res["full_sync_feed_stored_s"] = secs(tFeed)
 	res["full_sync_marker_s"] = secs(tMarker)
 	res["full_sync_s"] = secs(tAll)
@@ -545,9 +569,11 @@ func main() {
 	}
 	sat.json("POST", "/v1/sync/pause", nil, 200)
 	m1 := catchup()
+	endPhase = phase("4-catchup-resume", home, sat)
 	t0 = time.Now()
 	sat.json("POST", "/v1/sync/resume", nil, 200)
 	c1, d1 := sat.waitCatchup(m1, 5*time.Minute)
+	endPhase()
 	res["catchup_pause_resume_ms"] = ms(d1)
 	res["catchup_pause_resume_connected_ms"] = ms(c1)
 	res["catchup_pause_resume_after_connect_ms"] = ms(d1 - c1)
@@ -561,8 +587,11 @@ func main() {
 	sat.stop()
 	m2 := catchup()
 	tStart := time.Now()
+	sat.cpuAtStart = sat.pprof != ""
 	ready := sat.start()
+	sat.cpuAtStart = false
 	c2, dReady := sat.waitCatchup(m2, 5*time.Minute)
+	endProfiles("5-catchup-restart", nil, sat)
 	res["catchup_restart_connected_after_ready_ms"] = ms(c2)
 	res["catchup_restart_after_connect_ms"] = ms(dReady - c2)
 	res["catchup_restart_from_spawn_ms"] = ms(ready + dReady)
@@ -579,6 +608,7 @@ func main() {
 	for sat.feedLen("", homeFeed) < home.feedLen("", homeFeed) {
 		time.Sleep(20 * time.Millisecond)
 	}
+	endPhase = phase("6-live", home, sat)
 	lat := make([]time.Duration, 0, *liveN)
 	for i := -5; i < *liveN; i++ {
 		id := home.create(total + i + 5)
@@ -587,6 +617,7 @@ func main() {
 			lat = append(lat, d)
 		}
 	}
+	endPhase()
 	total += *liveN + 5
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return ms(lat[int(p*float64(len(lat)-1)+0.5)]) }
@@ -608,6 +639,7 @@ func main() {
 	}
 	if *bulkN > 0 {
 		logf("bulk-writing %d memories, 1,000 per call", *bulkN)
+		endPhase = phase("7-bulk-write", home)
 		t0 := time.Now()
 		for from := 0; from < *bulkN; from += 1000 {
 			to := min(from+1000, *bulkN)
@@ -620,6 +652,7 @@ func main() {
 				fatalf("bulk write stored %d of %d", len(l), to-from)
 			}
 		}
+		endPhase()
 		res["bulk_write_s"] = secs(time.Since(t0))
 		res["bulk_write_per_s"] = float64(*bulkN) / time.Since(t0).Seconds()
 		logf("bulk write %.0f/s", res["bulk_write_per_s"])
@@ -670,5 +703,89 @@ func conflictCheck(home, sat *daemon) map[string]any {
 		"home_conflicts": len(hx), "sat_conflicts": len(sx),
 		"converged_ms": ms(time.Since(t0)),
 		"home_record":  json.RawMessage(raw), "sat_record": json.RawMessage(rawSat),
+	}
+}
+
+// phase starts a CPU profile on each daemon and notes its allocations so far;
+// the func it returns ends the phase: DIR/NAME-DAEMON.cpu.pb.gz (the phase's
+// CPU), DIR/NAME-DAEMON.alloc.pb.gz (what the phase allocated: the end's
+// allocs profile minus the start's) and a text top of each. Without -pprof it
+// does nothing.
+func phase(name string, ds ...*daemon) func() {
+	if *pprofDir == "" {
+		return func() {}
+	}
+	base := map[*daemon][]byte{}
+	for _, d := range ds {
+		pprofPost(d, "/debug/crow/cpu/start")
+		base[d] = pprofGet(d, "/debug/pprof/allocs")
+	}
+	return func() { endProfiles(name, base, ds...) }
+}
+
+func endProfiles(name string, base map[*daemon][]byte, ds ...*daemon) {
+	if *pprofDir == "" {
+		return
+	}
+	for _, d := range ds {
+		prefix := filepath.Join(*pprofDir, name+"-"+d.name)
+		cpu := pprofPost(d, "/debug/crow/cpu/stop")
+		writeFile(prefix+".cpu.pb.gz", cpu)
+		allocs := pprofGet(d, "/debug/pprof/allocs")
+		if b := base[d]; b != nil {
+			bf, ef := prefix+".allocs-start.tmp", prefix+".allocs-end.tmp"
+			writeFile(bf, b)
+			writeFile(ef, allocs)
+			allocs = goTool("pprof", "-proto", "-base", bf, ef)
+			os.Remove(bf)
+			os.Remove(ef)
+		}
+		writeFile(prefix+".alloc.pb.gz", allocs)
+		writeFile(prefix+".cpu.txt", goTool("pprof", "-top", "-nodecount=40", prefix+".cpu.pb.gz"))
+		writeFile(prefix+".cum.txt", goTool("pprof", "-top", "-cum", "-nodecount=60", prefix+".cpu.pb.gz"))
+		writeFile(prefix+".alloc.txt", goTool("pprof", "-top", "-sample_index=alloc_space", "-nodecount=40", prefix+".alloc.pb.gz"))
+	}
+	logf("profiles of %s written", name)
+}
+
+func pprofPost(d *daemon, path string) []byte {
+	resp, err := http.Post("http://"+d.pprof+path, "", nil)
+	if err != nil {
+		fatalf("%s: pprof %s: %v", d.name, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		fatalf("%s: pprof %s: %d %s", d.name, path, resp.StatusCode, b)
+	}
+	return b
+}
+
+func pprofGet(d *daemon, path string) []byte {
+	resp, err := http.Get("http://" + d.pprof + path)
+	if err != nil {
+		fatalf("%s: pprof %s: %v", d.name, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		fatalf("%s: pprof %s: %d %s", d.name, path, resp.StatusCode, b)
+	}
+	return b
+}
+
+func goTool(args ...string) []byte {
+	cmd := exec.Command("go", append([]string{"tool"}, args...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		fatalf("go tool %s: %v\n%s", strings.Join(args, " "), err, e.String())
+	}
+	return o.Bytes()
+}
+
+func writeFile(path string, b []byte) {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		fatalf("%v", err)
 	}
 }
