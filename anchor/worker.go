@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,8 +178,14 @@ type Worker struct {
 	kick chan struct{}
 
 	mu   sync.Mutex
-	done map[string]bool        // guarded by mu: state and memory record ids anchored under a root (loaded at start)
-	open map[string]*RootRecord // guarded by mu: roots not final yet, by row id
+	done map[string]bool // guarded by mu: state and memory record ids anchored under a root (loaded at start)
+	// scanFrom is the memory_versions row id the next round's scan starts at
+	// ("": the first): every version before it is anchored, forgotten or in
+	// recheck, and scanBelow of them were counted then. Guarded by mu.
+	scanFrom  string
+	scanBelow int
+	recheck   map[string]bool
+	open      map[string]*RootRecord // guarded by mu: roots not final yet, by row id
 
 	nStates, nMemories, failures atomic.Uint64
 	lastSuccess                  atomic.Int64 // unix seconds of the last round without error
@@ -210,7 +218,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Worker{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
+	return &Worker{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), recheck: map[string]bool{}}
 }
 
 // Kick asks for a round now (after a consolidation). It never blocks.
@@ -429,26 +437,86 @@ type pendingMemory struct {
 func (w *Worker) memoriesLocked(ctx context.Context) error {
 	var pending []pendingMemory
 	err := w.cfg.DB.View(func(txn *store.Txn) error {
-		// Every numbered version, in number order (memory.Version rows).
-		return txn.ScanRows(store.TableMemoryVersions, func(r *store.Row) error {
-			if r.Deleted || len(pending) >= w.cfg.MaxMemoriesPerRound {
-				return nil
+		// The numbered versions (memory.Version rows) in number order. A full
+		// scan of every version each round was O(versions) of decoding per
+		// round, 10 % of home's CPU while 100k memories were written
+		// (docs/bench/profiles.md). So a round scans from the mark the last one
+		// reached, and looks again only at the versions before the mark that
+		// were neither anchored nor forgotten then (w.recheck: pending ones,
+		// those of a deleted memory, which a revival can make anchorable). If
+		// the versions below the mark are not as many as that round counted (a
+		// version with a lower number arrived since: an old home's numbering
+		// replicated late), the scan starts from the first version again.
+		from, below := w.scanFrom, w.scanBelow
+		if from != "" {
+			total, err := txn.CountRows(store.TableMemoryVersions)
+			if err != nil {
+				return err
+			}
+			tail, err := txn.CountKeysFrom(store.TableMemoryVersions, from)
+			if err != nil {
+				return err
+			}
+			if total.Total()-tail != below {
+				from, below = "", 0
+			}
+		}
+		if from == "" {
+			clear(w.recheck)
+		}
+		w.scanFrom, w.scanBelow = from, below
+		// consider adds r's version to pending if it is to anchor now, and
+		// reports whether it is to be looked at again (not anchored, not
+		// forgotten).
+		consider := func(r *store.Row) bool {
+			if r.Deleted {
+				return true
 			}
 			// The row id is the number (memory.VersionRowID): an anchored version is
-			// passed over without decoding its data, which every round did for every
-			// version (12 % of home's CPU under BenchmarkLoad64, docs/benchmarks/load.md).
+			// passed over without decoding its data.
 			if n, err := strconv.ParseUint(r.RowID, 10, 64); err == nil && n > 0 && w.done[VersionRecordID(n)] {
-				return nil
+				return false
 			}
 			var v memory.Version
-			if json.Unmarshal(r.Data, &v) != nil || v.Number == 0 || w.done[VersionRecordID(v.Number)] {
-				return nil
+			if json.Unmarshal(r.Data, &v) != nil || v.Number == 0 {
+				return true
 			}
-			if p, ok := pendingOf(txn, v); ok {
-				pending = append(pending, p)
+			if w.done[VersionRecordID(v.Number)] || v.ForgottenAt != "" {
+				return false
 			}
+			if len(pending) < w.cfg.MaxMemoriesPerRound {
+				if p, ok := pendingOf(txn, v); ok {
+					pending = append(pending, p)
+				}
+			}
+			return true
+		}
+		for _, id := range slices.Sorted(maps.Keys(w.recheck)) {
+			r, err := txn.GetRow(store.TableMemoryVersions, id)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && !consider(r)) {
+				delete(w.recheck, id)
+			} else if err != nil {
+				return err
+			}
+		}
+		start, k := from, 0
+		err := txn.ScanRowsFrom(store.TableMemoryVersions, start, func(r *store.Row) error {
+			if len(pending) >= w.cfg.MaxMemoriesPerRound {
+				return store.ErrStop
+			}
+			// The last round's mark was settled or put in w.recheck then.
+			if start == "" || r.RowID != start {
+				if consider(r) {
+					w.recheck[r.RowID] = true
+				}
+			}
+			// Every version up to r is anchored, forgotten or in w.recheck: the
+			// next round starts at r, with the k versions before it in this scan.
+			w.scanFrom, w.scanBelow = r.RowID, below+k
+			k++
 			return nil
 		})
+		return err
 	})
 	if err != nil {
 		return err
@@ -576,6 +644,7 @@ func (w *Worker) confirmLocked(ctx context.Context) error {
 				for _, item := range ids {
 					delete(w.done, item)
 				}
+				w.scanFrom, w.scanBelow = "", 0 // versions before the mark are not anchored any more
 				if _, err := w.cfg.Writer.Write(ctx, muts...); err != nil {
 					errs = append(errs, err)
 				}

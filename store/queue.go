@@ -114,6 +114,15 @@ func pruneQueueChunk(txn *badger.Txn, from, upto uint64) (int, uint64, error) {
 	if ok {
 		upto = min(upto, floor)
 	}
+	// Every entry below the position the last prune stored is deleted: start
+	// there, not at the tombstones of all the earlier prunes, which badger
+	// keeps until a compaction (at start-up, with next still 0, walking them
+	// cost ~90 ms of CPU at 300k entries, during the restart catch-up).
+	pruned, err := getUint(txn, keyQueuePruned)
+	if err != nil {
+		return 0, 0, err
+	}
+	from = max(from, pruned)
 	var keys [][]byte
 	io := badger.DefaultIteratorOptions
 	io.Prefix = prefixQueue
@@ -132,8 +141,18 @@ func pruneQueueChunk(txn *badger.Txn, from, upto uint64) (int, uint64, error) {
 			return 0, 0, fmt.Errorf("deleting %x: %w", k, txnErr(err))
 		}
 	}
+	next := max(from, upto+1)
 	if len(keys) == pruneChunk {
-		return len(keys), binary.BigEndian.Uint64(keys[len(keys)-1][len(prefixQueue):]) + 1, nil
+		next = binary.BigEndian.Uint64(keys[len(keys)-1][len(prefixQueue):]) + 1
 	}
-	return len(keys), max(from, upto+1), nil
+	if next > pruned {
+		if err := setUint(txn, keyQueuePruned, next); err != nil {
+			return 0, 0, err
+		}
+	}
+	return len(keys), next, nil
 }
+
+// keyQueuePruned holds a seq below which every q/ entry is deleted, written
+// by each prune in the transaction of its deletions.
+var keyQueuePruned = []byte("s/queue-pruned")

@@ -250,3 +250,38 @@ func TestPruneQueueFrom(t *testing.T) {
 		t.Fatalf("pruning the rest: next %d err %v queue %v", next, err, queueSeqs(t, db))
 	}
 }
+
+// TestPruneQueueRemembersWhereItStopped: a prune stores where the next may
+// start, so one from seq 0 after a reopen (the indexer's first prune at
+// start-up) starts there instead of walking the earlier prunes' tombstones;
+// and it still deletes exactly what it must.
+func TestPruneQueueRemembersWhereItStopped(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir)
+	putRows(t, db, pruneChunk+20)
+	if next, err := db.PruneQueueFrom(0, pruneChunk+5); err != nil || next != pruneChunk+6 {
+		t.Fatalf("PruneQueueFrom = %d, %v", next, err)
+	}
+	db.Close()
+	db = openTest(t, dir)
+	defer db.Close()
+	var stored uint64
+	if err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		stored, err = getUint(txn, keyQueuePruned)
+		return err
+	}); err != nil || stored != pruneChunk+6 {
+		t.Fatalf("stored prune position %d (%v), want %d", stored, err, pruneChunk+6)
+	}
+	// A prune from 0 returns the stored start, not 0, when there is nothing new.
+	if next, err := db.PruneQueueFrom(0, 3); err != nil || next != pruneChunk+6 {
+		t.Fatalf("PruneQueueFrom(0, 3) after reopen = %d, %v; want %d", next, err, pruneChunk+6)
+	}
+	putRows(t, db, 10)
+	if next, err := db.PruneQueueFrom(0, pruneChunk+25); err != nil || next != pruneChunk+26 {
+		t.Fatalf("PruneQueueFrom(0, %d) = %d, %v", pruneChunk+25, next, err)
+	}
+	if got := queueSeqs(t, db); len(got) != 5 || got[0] != pruneChunk+26 {
+		t.Fatalf("queue after the prune: %v, want %d..%d", got, pruneChunk+26, pruneChunk+30)
+	}
+}

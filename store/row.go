@@ -169,6 +169,12 @@ func (db *DB) List(table string, opts ListOptions) ([]Row, string, error) {
 
 // scanRows is Txn.ScanRows.
 func scanRows(txn *badger.Txn, table string, fn func(*Row) error) error {
+	return scanRowsFrom(txn, table, "", fn)
+}
+
+// scanRowsFrom is scanRows from the first row id ≥ from; fn returning ErrStop
+// ends it with nil.
+func scanRowsFrom(txn *badger.Txn, table, from string, fn func(*Row) error) error {
 	if !ValidTable(table) {
 		return fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}
@@ -176,16 +182,33 @@ func scanRows(txn *badger.Txn, table string, fn func(*Row) error) error {
 	io.Prefix = tablePrefix(table)
 	it := txn.NewIterator(io)
 	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
+	for it.Seek(rowKey(table, from)); it.Valid(); it.Next() {
 		r, err := decodeRow(it.Item())
 		if err != nil {
 			return err
 		}
-		if err := fn(r); err != nil {
+		if err := fn(r); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// countKeysFrom counts the keys of table's rows with id ≥ from (tombstones
+// included), reading no values.
+func countKeysFrom(txn *badger.Txn, table, from string) (int, error) {
+	if !ValidTable(table) {
+		return 0, fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: tablePrefix(table)})
+	defer it.Close()
+	n := 0
+	for it.Seek(rowKey(table, from)); it.Valid(); it.Next() {
+		n++
+	}
+	return n, nil
 }
 
 // LastRows returns up to n live rows of table whose id starts with prefix, in descending row

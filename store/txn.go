@@ -168,6 +168,16 @@ func (t *Txn) PutRow(row *Row) (uint64, error) {
 // not retain the row past the call unless it copies it (the Row itself is fresh).
 func (t *Txn) ScanRows(table string, fn func(*Row) error) error { return scanRows(t.txn, table, fn) }
 
+// ScanRowsFrom is ScanRows from the first row whose id sorts at or after from; fn returning
+// ErrStop ends the scan with nil.
+func (t *Txn) ScanRowsFrom(table, from string, fn func(*Row) error) error {
+	return scanRowsFrom(t.txn, table, from, fn)
+}
+
+// CountKeysFrom is the number of rows of table (tombstones included) whose id sorts at or
+// after from. It reads keys only.
+func (t *Txn) CountKeysFrom(table, from string) (int, error) { return countKeysFrom(t.txn, table, from) }
+
 // ScanQueue calls fn for q/ entries with seq ≥ from, in seq order, stopping after limit
 // entries (limit ≤ 0: no limit) or when fn returns an error.
 func (t *Txn) ScanQueue(from uint64, limit int, fn func(QueueEntry) error) error {
