@@ -176,7 +176,9 @@ func (t *Txn) ScanRowsFrom(table, from string, fn func(*Row) error) error {
 
 // CountKeysFrom is the number of rows of table (tombstones included) whose id sorts at or
 // after from. It reads keys only.
-func (t *Txn) CountKeysFrom(table, from string) (int, error) { return countKeysFrom(t.txn, table, from) }
+func (t *Txn) CountKeysFrom(table, from string) (int, error) {
+	return countKeysFrom(t.txn, table, from)
+}
 
 // ScanQueue calls fn for q/ entries with seq ≥ from, in seq order, stopping after limit
 // entries (limit ≤ 0: no limit) or when fn returns an error.
