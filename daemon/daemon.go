@@ -116,6 +116,7 @@ type Daemon struct {
 	cfg     Config
 	h       *home.Home
 	cert    member.Certificate // this instance's membership certificate
+	builtIn time.Duration      // how long New took to build every part (logged)
 	log     *slog.Logger
 	clk     clock.Clock
 	getenv  func(string) string
@@ -211,16 +212,24 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 
 // build runs the stages in order.
 func (d *Daemon) build(deps Deps) error {
-	if err := d.buildStorage(deps.InMemoryStore); err != nil {
-		return err
+	start := time.Now()
+	for _, stage := range []struct {
+		name  string
+		build func() error
+	}{
+		{"storage", func() error { return d.buildStorage(deps.InMemoryStore) }},
+		{"domain", d.buildDomain},
+		{"replication", func() error { return d.buildReplication(deps.Transport) }},
+		{"edges", func() error { return d.buildEdges(deps.Chain, deps.NoNumbering) }},
+	} {
+		t := time.Now()
+		if err := stage.build(); err != nil {
+			return err
+		}
+		d.log.Debug("start-up stage built", "stage", stage.name, "took", time.Since(t))
 	}
-	if err := d.buildDomain(); err != nil {
-		return err
-	}
-	if err := d.buildReplication(deps.Transport); err != nil {
-		return err
-	}
-	return d.buildEdges(deps.Chain, deps.NoNumbering)
+	d.builtIn = time.Since(start)
+	return nil
 }
 
 // onClose registers f to run when the daemon closes (last registered, first
@@ -259,7 +268,7 @@ func (d *Daemon) Serve(ctx context.Context) (err error) {
 	}
 	defer d.h.RemoveGatewayAddr()
 	d.log.Info("crow serving", "gateway", d.ln.Addr().String(), "sync", d.tr.Addrs(), "instance_id", d.h.InstanceID,
-		"role", d.h.Role, "feed_length", d.own.Head().Length)
+		"role", d.h.Role, "feed_length", d.own.Head().Length, "built_in", d.builtIn.Round(time.Millisecond))
 	err = runServices(ctx, d.log, append(slices.Clone(d.homeOnly),
 		service{"writer", d.writer.Serve},
 		service{"indexer", d.indexer.Serve},

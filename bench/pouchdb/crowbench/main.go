@@ -42,6 +42,7 @@ var (
 	settle   = flag.Duration("settle", 180*time.Second, "longest wait for home's background numbering to finish before the sync")
 	bulkN    = flag.Int("bulk", -1, "memories written at the end through the bulk endpoint POST /v1/memories, 1,000 per call, one call at a time as PouchDB's bulkDocs (-1: N; 0: skip)")
 	basePort = flag.Int("port", 39100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
+	restarts = flag.Int("restarts", 0, "only the restart catch-up, this many times, on the data directory a full run left in -dir (no init, no writes before)")
 	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory (serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures)")
 )
 
@@ -411,6 +412,10 @@ func main() {
 	res["system"], res["run"], res["n"], res["started"] = "crow", *runID, *n, time.Now().UTC().Format(time.RFC3339)
 	res["crow_version"] = strings.TrimSpace(string(ver))
 	os.MkdirAll(work, 0o755)
+	if *restarts > 0 {
+		restartOnly(work)
+		return
+	}
 	home := &daemon{name: "home", home: filepath.Join(work, "ha"), gw: *basePort, sp: *basePort + 1}
 	sat := &daemon{name: "sat", home: filepath.Join(work, "hb"), gw: *basePort + 10, sp: *basePort + 11}
 	if *pprofDir != "" {
@@ -788,4 +793,71 @@ func writeFile(path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		fatalf("%v", err)
 	}
+}
+
+// restartOnly times the restart catch-up -restarts times on the home and
+// satellite a full run left in work: both started, the satellite stopped,
+// 1,000 memories written on home, the satellite started again; from its spawn
+// until it serves the last of the 1,000. One line per restart on stdout.
+func restartOnly(work string) {
+	home := &daemon{name: "home", home: filepath.Join(work, "ha"), gw: *basePort, sp: *basePort + 1}
+	sat := &daemon{name: "sat", home: filepath.Join(work, "hb"), gw: *basePort + 10, sp: *basePort + 11}
+	for _, d := range []*daemon{home, sat} {
+		f, err := os.OpenFile(filepath.Join(work, d.name+".log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fatalf("log: %v", err)
+		}
+		d.logf = f
+		k, _ := os.ReadFile(filepath.Join(d.home, "api-key"))
+		d.key = strings.TrimSpace(string(k))
+	}
+	daemons = []*daemon{home, sat}
+	home.start()
+	sat.start()
+	var h struct {
+		InstanceID string `json:"instance_id"`
+	}
+	_, hb := home.do("GET", "/health", nil)
+	json.Unmarshal(hb, &h)
+	homeFeed := home.feedKeyOf(h.InstanceID)
+	total := home.memories()
+	settled := func() {
+		l, st := home.feedLen("", homeFeed), 0
+		for st < 4 {
+			time.Sleep(250 * time.Millisecond)
+			if x := home.feedLen("", homeFeed); x == l {
+				st++
+			} else {
+				st, l = 0, x
+			}
+		}
+		for sat.feedLen("", homeFeed) < home.feedLen("", homeFeed) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	settled()
+	for i := range *restarts {
+		sat.stop()
+		m := home.writeMany(total, total+*catchupN, *workers)
+		total += *catchupN
+		settled := func() {
+			l, st := home.feedLen("", homeFeed), 0
+			for st < 4 {
+				time.Sleep(250 * time.Millisecond)
+				if x := home.feedLen("", homeFeed); x == l {
+					st++
+				} else {
+					st, l = 0, x
+				}
+			}
+		}
+		settled()
+		ready := sat.start()
+		c, d := sat.waitCatchup(m, 5*time.Minute)
+		fmt.Printf("restart %d: %.1f ms from spawn (%.1f to /health, connected %.1f after, caught up %.1f after connecting)\n",
+			i+1, ms(ready+d), ms(ready), ms(c), ms(d-c))
+		time.Sleep(3 * time.Second) // the satellite's indexing of the 1,000 settles
+	}
+	sat.stop()
+	home.stop()
 }
