@@ -317,6 +317,9 @@ func (f *Forgetter) readQueue() (vs []versionRef, last uint64, err error) {
 			last = e.Seq
 			switch e.Table {
 			case store.TableMemories:
+				if forgotten, known := e.Forgotten(); known && !forgotten {
+					return nil // the entry says it: no row to read
+				}
 				r, err := txn.GetRow(e.Table, e.RowID)
 				if errors.Is(err, store.ErrNotFound) {
 					return nil

@@ -22,6 +22,36 @@ type QueueEntry struct {
 	Seq   uint64
 	Table string
 	RowID string
+	flags byte // queueFlagsKnown and what it says of the row written; 0 for entries written before flags
+}
+
+// A q/ value is "<table>/<row_id>", then (since flags) a NUL, which no row id holds, and one
+// flags byte about the row version written, so a follower can pass over rows without reading
+// them (the forgetter reads only forgotten memories).
+const (
+	queueFlagsKnown     = 1 << 7
+	queueFlagForgotten  = 1 << 0
+	queueFlagsSeparator = "\x00"
+)
+
+// Forgotten reports whether the row version the entry records is a forget's tombstone, and
+// whether the entry knows it (entries written before flags do not: read the row).
+func (e QueueEntry) Forgotten() (forgotten, known bool) {
+	return e.flags&queueFlagForgotten != 0, e.flags&queueFlagsKnown != 0
+}
+
+// queueValue is the q/ value of a write of row.
+func queueValue(row *Row) []byte {
+	flags := byte(queueFlagsKnown)
+	if row.Forgotten() {
+		flags |= queueFlagForgotten
+	}
+	v := make([]byte, 0, len(row.Table)+len(row.RowID)+3)
+	v = append(v, row.Table...)
+	v = append(v, '/')
+	v = append(v, row.RowID...)
+	v = append(v, queueFlagsSeparator...)
+	return append(v, flags)
 }
 
 // scanQueue is Txn.ScanQueue.
@@ -41,6 +71,9 @@ func scanQueue(txn *badger.Txn, from uint64, limit int, fn func(QueueEntry) erro
 		}
 		e := QueueEntry{Seq: binary.BigEndian.Uint64(k[len(prefixQueue):])}
 		err := it.Item().Value(func(v []byte) error {
+			if i := len(v) - 2; i >= 0 && v[i] == 0 && v[i+1]&queueFlagsKnown != 0 {
+				e.flags, v = v[i+1], v[:i]
+			}
 			table, id, ok := strings.Cut(string(v), "/")
 			if !ok {
 				return fmt.Errorf("bad queue value %q at seq %d", v, e.Seq)

@@ -285,3 +285,43 @@ func TestPruneQueueRemembersWhereItStopped(t *testing.T) {
 		t.Fatalf("queue after the prune: %v, want %d..%d", got, pruneChunk+26, pruneChunk+30)
 	}
 }
+
+// TestQueueEntryFlags: a q/ entry says whether the row version it records is
+// a forget's tombstone, so a follower need not read the row; an entry written
+// before flags (a bare "table/id" value) still reads, as not known.
+func TestQueueEntryFlags(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	rows := []*Row{
+		{Table: TableMemories, RowID: "live", Data: []byte(`{"content":"x"}`), UpdatedAt: now},
+		{Table: TableMemories, RowID: "gone", Data: []byte(`{"forgotten_at":"2026-12-02T00:00:00Z"}`), Deleted: true, UpdatedAt: now},
+		{Table: TableMemories, RowID: "deleted", Data: []byte(`{}`), Deleted: true, UpdatedAt: now},
+	}
+	if err := db.bdb.Update(func(txn *badger.Txn) error {
+		for i, r := range rows {
+			if err := putRowSeq(txn, r, uint64(i+1)); err != nil {
+				return err
+			}
+		}
+		// An entry from before flags.
+		return txn.Set(queueKey(4), []byte(TableMemories+"/old"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]bool{"live": {false, true}, "gone": {true, true}, "deleted": {false, true}, "old": {false, false}}
+	n := 0
+	err := db.View(func(txn *Txn) error {
+		return txn.ScanQueue(1, 0, func(e QueueEntry) error {
+			n++
+			f, known := e.Forgotten()
+			if w, ok := want[e.RowID]; !ok || e.Table != TableMemories || w != [2]bool{f, known} {
+				t.Errorf("entry %d %s/%s: forgotten %v known %v, want %v", e.Seq, e.Table, e.RowID, f, known, w)
+			}
+			return nil
+		})
+	})
+	if err != nil || n != 4 {
+		t.Fatalf("scanned %d entries: %v", n, err)
+	}
+}

@@ -89,7 +89,7 @@ func putRowSeq(txn *badger.Txn, row *Row, seq uint64) error {
 	if err := txn.Set(rowKey(row.Table, row.RowID), b); err != nil {
 		return fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
-	if err := txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
+	if err := txn.Set(queueKey(seq), queueValue(row)); err != nil {
 		return fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
 	return nil

@@ -381,7 +381,10 @@ func TestTxnAPIAndQueue(t *testing.T) {
 		return es
 	}
 	es := scan(0)
-	if len(es) != 2 || es[0] != (QueueEntry{1, TableSettings, "k"}) || es[1] != (QueueEntry{2, TableMemories, "m"}) {
+	same := func(e QueueEntry, seq uint64, table, id string) bool {
+		return e.Seq == seq && e.Table == table && e.RowID == id
+	}
+	if len(es) != 2 || !same(es[0], 1, TableSettings, "k") || !same(es[1], 2, TableMemories, "m") {
 		t.Fatalf("queue = %+v", es)
 	}
 	if err := db.PruneQueue(1); err != nil {

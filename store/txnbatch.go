@@ -67,7 +67,7 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if err := b.txn.txn.Set(rowKey(row.Table, row.RowID), val); err != nil {
 		return 0, fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
-	if err := b.txn.txn.Set(queueKey(seq), []byte(row.Table+"/"+row.RowID)); err != nil {
+	if err := b.txn.txn.Set(queueKey(seq), queueValue(row)); err != nil {
 		return 0, fmt.Errorf("queueing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}
 	b.txn.countTallies(old, row)
