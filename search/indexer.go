@@ -16,8 +16,13 @@ import (
 )
 
 const (
-	// catchUpBatch is the number of q/ entries applied per bleve batch.
-	catchUpBatch = 512
+	// catchUpBatch is the number of q/ entries applied per bleve batch, at first;
+	// while the queue holds more (a backlog: a full sync, a bulk import) each
+	// batch doubles, up to maxCatchUpBatch: fewer, larger segments for scorch to
+	// merge. Once the indexer is caught up it starts at catchUpBatch again, so a
+	// search waiting for its own write waits for a small batch.
+	catchUpBatch    = 512
+	maxCatchUpBatch = 8192
 	// rebuildBatch is the number of rows per bleve batch during a rebuild.
 	rebuildBatch = 1000
 )
@@ -39,7 +44,8 @@ type Indexer struct {
 	pruned uint64 // every q/ entry below pruned+1 is deleted
 	next   uint64 // where the next PruneQueueFrom starts
 	// owned by the Serve goroutine
-	clk clock.Clock
+	clk   clock.Clock
+	batch int // q/ entries read for the next bleve batch (0: catchUpBatch)
 
 	// SpaceCheck, if set (the store's DB.CheckSpace), is called before each bleve batch.
 	// While it fails the indexer writes nothing to the index and retries every
@@ -199,17 +205,18 @@ func (x *Indexer) prune() {
 	x.pruned = seq
 }
 
-// catchUp applies up to catchUpBatch q/ entries after the index position in one bleve batch
+// catchUp applies up to x.batch q/ entries after the index position in one bleve batch
 // and returns how many it applied. The batch is searchable when it returns; its persisted
 // callback advances the durable position.
 func (x *Indexer) catchUp() (int, error) {
 	from := x.ix.Seq() + 1
+	limit := max(x.batch, catchUpBatch)
 	b := x.ix.bi.NewBatch()
 	var last uint64
 	n := 0
 	seen := map[string]bool{}
 	err := x.db.View(func(txn *store.Txn) error {
-		return txn.ScanQueue(from, catchUpBatch, func(e store.QueueEntry) error {
+		return txn.ScanQueue(from, limit, func(e store.QueueEntry) error {
 			n++
 			last = e.Seq
 			id := docID(e.Table, e.RowID)
@@ -229,6 +236,11 @@ func (x *Indexer) catchUp() (int, error) {
 	}
 	if n == 0 {
 		return 0, nil
+	}
+	if n == limit {
+		x.batch = min(2*limit, maxCatchUpBatch)
+	} else {
+		x.batch = catchUpBatch
 	}
 	if err := x.checkSpace(); err != nil {
 		return 0, err
