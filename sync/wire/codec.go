@@ -20,7 +20,8 @@ var (
 
 // Encode returns the version-1 payload of m (without the frame header).
 func Encode(m Message) []byte {
-	b := []byte{Version, m.msgType()}
+	b := make([]byte, 0, sizeHint(m))
+	b = append(b, Version, m.msgType())
 	switch m := m.(type) {
 	case *Heads:
 		b = binary.BigEndian.AppendUint32(b, uint32(len(m.Heads)))
@@ -53,6 +54,20 @@ func Encode(m Message) []byte {
 		panic(fmt.Sprintf("wire: Encode of %T", m))
 	}
 	return b
+}
+
+// sizeHint is about the encoded size of m (exact for Data without cleared
+// entries), so a megabyte range is not copied at each doubling of its slice.
+func sizeHint(m Message) int {
+	d, ok := m.(*Data)
+	if !ok {
+		return 64
+	}
+	n := 2 + 8 + len(d.Head.Feed) + 8 + 4 + len(d.Head.Signed) + 8 + 4 + 4 + len(d.Proof)
+	for _, e := range d.Entries {
+		n += 1 + 4 + len(e)
+	}
+	return n + len(d.Cleared)*(1+8+32)
 }
 
 // Entry tags of TypeDataCleared.
