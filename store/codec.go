@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // Hand-written codecs for the two hot JSON shapes of the apply path: the row envelope (Row) and
@@ -38,7 +40,7 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 	} else {
 		start := len(b)
 		buf := bytes.NewBuffer(b)
-		if err := json.Compact(buf, r.Data); err != nil {
+		if err := sjson.Compact(buf, r.Data); err != nil {
 			return slowAppend(b[:b0], r) // encoding/json's error for invalid data
 		}
 		b = buf.Bytes()
@@ -226,7 +228,7 @@ scan:
 		}
 	}
 	v := r.b[start:r.i]
-	if len(v) == 0 || isSpace(v[0]) || isSpace(v[len(v)-1]) || !json.Valid(v) {
+	if len(v) == 0 || isSpace(v[0]) || isSpace(v[len(v)-1]) || !sjson.Valid(v) {
 		return nil, false
 	}
 	return v, true

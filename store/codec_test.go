@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	sjson "github.com/segmentio/encoding/json"
 )
 
 var codecStrings = []string{"", "r1", "memories", "a b", "x\"y", `back\slash`, "<tag>&", "ünï", "\u2028", "tab\t", "\x01", string([]byte{0xff, 'a'})}
@@ -152,4 +154,31 @@ func TestParseFastMatchesEncodingJSON(t *testing.T) {
 	if accepted < 500 {
 		t.Fatalf("fast row parser accepted only %d inputs", accepted)
 	}
+}
+
+// TestValidAndCompactMatchEncodingJSON: the faster validator and compactor
+// the codecs use (segmentio/encoding/json) agree with encoding/json on valid
+// and mutated documents: same verdict, same compacted bytes.
+func TestValidAndCompactMatchEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	docs := append([]string{}, codecData...)
+	docs = append(docs, `{"content":"memory 1: sync badger \"feed\" \\ merkle","tags":["a","b"],"importance":7,"x":-1.5e-3,"u":"\u00e9\ud83d\ude00"}`,
+		"{\"a\" : [ 1 , 2 ,\t3 ] ,\n \"b\" : { } , \"c\":\"\\u2028<&>\"}", `[]`, `0`, `-0.0E+1`, `"\x7f"`, "\"\xff\xfe\"")
+	checked := 0
+	for i := range 200000 {
+		in := []byte(docs[rng.IntN(len(docs))])
+		if i%4 != 0 {
+			in = mutate(rng, in)
+		}
+		if got, want := sjson.Valid(in), json.Valid(in); got != want {
+			t.Fatalf("Valid(%q) = %v, encoding/json says %v", in, got, want)
+		}
+		var a, b bytes.Buffer
+		errA, errB := sjson.Compact(&a, in), json.Compact(&b, in)
+		if (errA == nil) != (errB == nil) || (errA == nil && !bytes.Equal(a.Bytes(), b.Bytes())) {
+			t.Fatalf("Compact(%q) = %q, %v; encoding/json: %q, %v", in, a.Bytes(), errA, b.Bytes(), errB)
+		}
+		checked++
+	}
+	t.Logf("%d documents checked", checked)
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // Journal is the local feed as the write path sees it (the daemon adapts the feed package's
@@ -317,7 +319,7 @@ func validateMutation(m *Mutation) error {
 
 func isJSONObject(b json.RawMessage) bool {
 	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+	return len(b) > 0 && b[0] == '{' && sjson.Valid(b)
 }
 
 // commitBatch commits reqs, retrying on conflicts and splitting batches that are too big for
