@@ -858,6 +858,19 @@ func restartOnly(work string) {
 			i+1, ms(ready+d), ms(ready), ms(c), ms(d-c))
 		time.Sleep(3 * time.Second) // the satellite's indexing of the 1,000 settles
 	}
+	// Live latency on the settled pair, as in the full run.
+	settled()
+	lat := make([]time.Duration, 0, *liveN)
+	for i := -5; i < *liveN; i++ {
+		id := home.create(total + i + 5)
+		d := sat.waitVisible(id, time.Millisecond, 30*time.Second)
+		if i >= 0 {
+			lat = append(lat, d)
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return ms(lat[int(p*float64(len(lat)-1)+0.5)]) }
+	fmt.Printf("live on the settled pair: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", pct(0.5), pct(0.99), ms(lat[len(lat)-1]))
 	sat.stop()
 	home.stop()
 }
