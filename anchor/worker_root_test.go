@@ -2,6 +2,7 @@ package anchor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -518,6 +519,7 @@ func TestWorkerResendsMemoriesAfterReorg(t *testing.T) {
 	}
 	rewindTo(t, h.chain, rr.Block-1)
 	mineBlock(t, h.chain.client)
+	waitDropped(t, h.chain, rr.TxHash)
 	if err := w.Round(h.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -540,6 +542,7 @@ func TestWorkerResendsMemoriesAfterReorg(t *testing.T) {
 	// Dropped again, and m2 forgotten meanwhile: the root is gone for good.
 	rewindTo(t, h.chain, rr2.Block-1)
 	mineBlock(t, h.chain.client)
+	waitDropped(t, h.chain, rr2.TxHash)
 	if err := ShredMemoryKey(h.env.DB, "m2"); err != nil {
 		t.Fatal(err)
 	}
@@ -614,5 +617,26 @@ func TestReadRecordTombstone(t *testing.T) {
 	}
 	if rec, ok, err := ReadRecord(env.DB, VersionRecordID(1)); ok || err != nil {
 		t.Fatalf("deleted record read back: %+v %v %v", rec, ok, err)
+	}
+}
+
+// waitDropped waits until the chain no longer reports transaction tx as
+// mined. Right after debug_setHead and a block at the rewound height, a
+// lookup could still find it once under load (1 run in 30 at load 5), and a
+// round then saw no reorg to handle.
+func waitDropped(t *testing.T, ch *Embedded, tx string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+	defer cancel()
+	for {
+		st, err := ch.TxStatus(ctx, tx)
+		if err == nil && !st.Mined {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("after the reorg transaction %s is still reported mined (%+v, %v)", tx, st, err)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
