@@ -11,7 +11,10 @@
 //	s/seq                   last allocated q/ sequence number, uint64 big-endian
 //	s/applied/<feed hex>    next feed index to apply for that replica, uint64 big-endian
 //	s/updated_at            time sync_state last changed, Unix nanoseconds big-endian
-//	q/<seq BE>              "<table>/<row_id>": the row changed at seq (for search and others)
+//	q/<seq BE>              "<table>/<row_id>" NUL flags: the row changed at seq (for search
+//	                        and others); flags (queue.go) say whether that version is a forget's
+//	                        tombstone; entries written before flags have no NUL and no flags
+//	s/queue-pruned          every q/ entry below this seq is deleted (the last prune's end)
 //	m/schema                store schema version
 //	m/counts, m/count/      maintained row counts per table, state and counted field
 //	                        (counts.go), written in the transaction of the rows they count
