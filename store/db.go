@@ -15,8 +15,13 @@ import (
 	"github.com/crow-sync/crow/clock"
 )
 
-// schemaVersion is the store's on-disk layout version, kept at m/schema.
-const schemaVersion = 1
+// schemaVersion is the store's on-disk layout version, kept at m/schema. A build refuses a
+// store of a newer version, and raises an older one to its own when it opens it.
+//
+//	1  the first layout
+//	2  q/ values end with a NUL and a flags byte (queue.go); a build of version 1 would read
+//	   the flags as part of the row id, so it must not open such a store
+const schemaVersion = 2
 
 // Options configures Open. The zero value is usable.
 type Options struct {
@@ -218,7 +223,7 @@ func (db *DB) init() error {
 		if v > schemaVersion {
 			return fmt.Errorf("store schema %d is newer than this build (%d)", v, schemaVersion)
 		}
-		if v == 0 {
+		if v < schemaVersion {
 			if err := setUint(txn, keySchema, schemaVersion); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -323,5 +324,47 @@ func TestQueueEntryFlags(t *testing.T) {
 	})
 	if err != nil || n != 4 {
 		t.Fatalf("scanned %d entries: %v", n, err)
+	}
+}
+
+// TestSchemaVersion: a store of layout 1 (q/ values without flags) is raised
+// to this build's layout when opened; a store of a newer layout is refused.
+func TestSchemaVersion(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir)
+	set := func(v uint64) {
+		t.Helper()
+		if err := db.bdb.Update(func(txn *badger.Txn) error { return setUint(txn, keySchema, v) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(db *DB) uint64 {
+		t.Helper()
+		var v uint64
+		if err := db.bdb.View(func(txn *badger.Txn) error {
+			var err error
+			v, err = getUint(txn, keySchema)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := get(db); v != schemaVersion {
+		t.Fatalf("a new store has schema %d, want %d", v, schemaVersion)
+	}
+	set(1)
+	db.Close()
+	db = openTest(t, dir)
+	if v := get(db); v != schemaVersion {
+		t.Fatalf("a store of schema 1 reopened has schema %d, want %d", v, schemaVersion)
+	}
+	set(schemaVersion + 1)
+	db.Close()
+	if db, err := Open(dir, Options{}); err == nil {
+		db.Close()
+		t.Fatalf("a store of schema %d opened", schemaVersion+1)
+	} else if !strings.Contains(err.Error(), "newer than this build") {
+		t.Fatalf("opening a newer store: %v", err)
 	}
 }
