@@ -499,16 +499,15 @@ func (w *Worker) memoriesLocked(ctx context.Context) error {
 				return err
 			}
 		}
-		start, k := from, 0
-		err := txn.ScanRowsFrom(store.TableMemoryVersions, start, func(r *store.Row) error {
+		k := 0
+		return txn.ScanRowsFrom(store.TableMemoryVersions, from, func(r *store.Row) error {
 			if len(pending) >= w.cfg.MaxMemoriesPerRound {
 				return store.ErrStop
 			}
-			// The last round's mark was settled or put in w.recheck then.
-			if start == "" || r.RowID != start {
-				if consider(r) {
-					w.recheck[r.RowID] = true
-				}
+			// The last round's mark (never "": row ids are not empty) was
+			// settled or put in w.recheck then.
+			if r.RowID != from && consider(r) {
+				w.recheck[r.RowID] = true
 			}
 			// Every version up to r is anchored, forgotten or in w.recheck: the
 			// next round starts at r, with the k versions before it in this scan.
@@ -516,7 +515,6 @@ func (w *Worker) memoriesLocked(ctx context.Context) error {
 			k++
 			return nil
 		})
-		return err
 	})
 	if err != nil {
 		return err

@@ -15,6 +15,9 @@ import (
 	"github.com/crow-sync/crow/clock"
 )
 
+// defaultMemTableSize is Options.MemTableSize's default.
+const defaultMemTableSize = 16 << 20
+
 // schemaVersion is the store's on-disk layout version, kept at m/schema. A build refuses a
 // store of a newer version, and raises an older one to its own when it opens it.
 //
@@ -105,7 +108,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		opts.Now = clock.Or(opts.Clock).Now
 	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = 16 << 20
+		opts.MemTableSize = defaultMemTableSize
 	}
 	if opts.MappedBudget == 0 {
 		opts.MappedBudget = 32 << 20
@@ -147,7 +150,7 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		opts.Logger = slog.Default()
 	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = 16 << 20
+		opts.MemTableSize = defaultMemTableSize
 	}
 	bo := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).

@@ -561,15 +561,7 @@ func main() {
 	catchup := func() (marker string) {
 		m := home.writeMany(total, total+*catchupN, *workers)
 		total += *catchupN
-		l, st := home.feedLen("", homeFeed), 0
-		for st < 4 {
-			time.Sleep(250 * time.Millisecond)
-			if x := home.feedLen("", homeFeed); x == l {
-				st++
-			} else {
-				st, l = 0, x
-			}
-		}
+		home.waitFeedStill(homeFeed)
 		return m
 	}
 	sat.json("POST", "/v1/sync/pause", nil, 200)
@@ -614,17 +606,9 @@ func main() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	endPhase = phase("6-live", home, sat)
-	lat := make([]time.Duration, 0, *liveN)
-	for i := -5; i < *liveN; i++ {
-		id := home.create(total + i + 5)
-		d := sat.waitVisible(id, time.Millisecond, 30*time.Second)
-		if i >= 0 {
-			lat = append(lat, d)
-		}
-	}
+	lat := liveLatency(home, sat, total)
 	endPhase()
 	total += *liveN + 5
-	slices.Sort(lat)
 	pct := func(p float64) float64 { return ms(lat[int(p*float64(len(lat)-1)+0.5)]) }
 	res["live_p50_ms"], res["live_p99_ms"], res["live_max_ms"] = pct(0.5), pct(0.99), ms(lat[len(lat)-1])
 	logf("live p50 %.1f ms p99 %.1f ms", pct(0.5), pct(0.99))
@@ -663,6 +647,7 @@ func main() {
 			}
 		}
 		endPhase()
+		sat.json("POST", "/v1/sync/resume", nil, 200) // the data directory is left a live pair (-restarts)
 		res["bulk_write_s"] = secs(time.Since(t0))
 		res["bulk_write_per_s"] = float64(*bulkN) / time.Since(t0).Seconds()
 		logf("bulk write %.0f/s", res["bulk_write_per_s"])
@@ -758,21 +743,16 @@ func endProfiles(name string, base map[*daemon][]byte, ds ...*daemon) {
 	logf("profiles of %s written", name)
 }
 
-func pprofPost(d *daemon, path string) []byte {
-	resp, err := http.Post("http://"+d.pprof+path, "", nil)
+func pprofPost(d *daemon, path string) []byte { return pprofDo(d, "POST", path) }
+func pprofGet(d *daemon, path string) []byte  { return pprofDo(d, "GET", path) }
+
+// pprofDo calls d's CROW_PPROF server and returns the body of its 200 answer.
+func pprofDo(d *daemon, method, path string) []byte {
+	req, err := http.NewRequest(method, "http://"+d.pprof+path, nil)
 	if err != nil {
 		fatalf("%s: pprof %s: %v", d.name, path, err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		fatalf("%s: pprof %s: %d %s", d.name, path, resp.StatusCode, b)
-	}
-	return b
-}
-
-func pprofGet(d *daemon, path string) []byte {
-	resp, err := http.Get("http://" + d.pprof + path)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fatalf("%s: pprof %s: %v", d.name, path, err)
 	}
@@ -819,6 +799,9 @@ func restartOnly(work string) {
 	daemons = []*daemon{home, sat}
 	home.start()
 	sat.start()
+	for _, d := range daemons { // a run stopped mid-way may have left sync paused
+		d.json("POST", "/v1/sync/resume", nil, 200)
+	}
 	var h struct {
 		InstanceID string `json:"instance_id"`
 	}
@@ -827,15 +810,7 @@ func restartOnly(work string) {
 	homeFeed := home.feedKeyOf(h.InstanceID)
 	total := home.memories()
 	settled := func() {
-		l, st := home.feedLen("", homeFeed), 0
-		for st < 4 {
-			time.Sleep(250 * time.Millisecond)
-			if x := home.feedLen("", homeFeed); x == l {
-				st++
-			} else {
-				st, l = 0, x
-			}
-		}
+		home.waitFeedStill(homeFeed)
 		for sat.feedLen("", homeFeed) < home.feedLen("", homeFeed) {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -845,18 +820,7 @@ func restartOnly(work string) {
 		sat.stop()
 		m := home.writeMany(total, total+*catchupN, *workers)
 		total += *catchupN
-		settled := func() {
-			l, st := home.feedLen("", homeFeed), 0
-			for st < 4 {
-				time.Sleep(250 * time.Millisecond)
-				if x := home.feedLen("", homeFeed); x == l {
-					st++
-				} else {
-					st, l = 0, x
-				}
-			}
-		}
-		settled()
+		home.waitFeedStill(homeFeed)
 		ready := sat.start()
 		c, d := sat.waitCatchup(m, 5*time.Minute)
 		fmt.Printf("restart %d: %.1f ms from spawn (%.1f to /health, connected %.1f after, caught up %.1f after connecting)\n",
@@ -865,17 +829,39 @@ func restartOnly(work string) {
 	}
 	// Live latency on the settled pair, as in the full run.
 	settled()
+	lat := liveLatency(home, sat, total)
+	pct := func(p float64) float64 { return ms(lat[int(p*float64(len(lat)-1)+0.5)]) }
+	fmt.Printf("live on the settled pair: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", pct(0.5), pct(0.99), ms(lat[len(lat)-1]))
+	sat.stop()
+	home.stop()
+}
+
+// waitFeedStill waits until d's feed has not grown for a second (four 250 ms
+// polls): home's numbering of what was just written is in it.
+func (d *daemon) waitFeedStill(feed string) {
+	l, st := d.feedLen("", feed), 0
+	for st < 4 {
+		time.Sleep(250 * time.Millisecond)
+		if x := d.feedLen("", feed); x == l {
+			st++
+		} else {
+			st, l = 0, x
+		}
+	}
+}
+
+// liveLatency writes 5 warm-up and -live single memories on home, numbered
+// from `from`, each after the last is visible on sat (polled every 1 ms), and
+// returns the write → visible times of all but the warm-ups, sorted.
+func liveLatency(home, sat *daemon, from int) []time.Duration {
 	lat := make([]time.Duration, 0, *liveN)
 	for i := -5; i < *liveN; i++ {
-		id := home.create(total + i + 5)
+		id := home.create(from + i + 5)
 		d := sat.waitVisible(id, time.Millisecond, 30*time.Second)
 		if i >= 0 {
 			lat = append(lat, d)
 		}
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 { return ms(lat[int(p*float64(len(lat)-1)+0.5)]) }
-	fmt.Printf("live on the settled pair: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", pct(0.5), pct(0.99), ms(lat[len(lat)-1]))
-	sat.stop()
-	home.stop()
+	return lat
 }
