@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -125,5 +127,72 @@ func BenchmarkSearch100k(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
+	}
+}
+
+// benchWords and benchContent are crowbench's generator (bench/pouchdb/crowbench): exactly 256
+// ASCII bytes of ~30 words, with a unique "memory N:" prefix.
+var benchWords = []string{"sync", "memory", "feed", "merkle", "replica", "satellite", "home", "laptop", "token",
+	"conflict", "index", "search", "project", "anchor", "chain", "noise", "yamux", "ledger", "policy", "deploy",
+	"review", "design", "storage", "latency", "network", "tailscale", "laptop", "server", "decision"}
+
+func benchContent(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory %d:", i)
+	x := uint32(i) * 2654435761
+	for b.Len() < 256 {
+		x = x*1103515245 + 12345
+		b.WriteString(" " + benchWords[(x>>16)%uint32(len(benchWords))])
+	}
+	return b.String()[:256]
+}
+
+// BenchmarkIndexBuild indexes CROW_BENCH_DOCS (default 100,000) memories of 256 bytes in
+// batches of 2,000 (crowbench's workload: 10 projects, 2 tags, importance 1–10) and reports
+// the rate and the index's size on disk once closed (persisted; merges as far as they got).
+func BenchmarkIndexBuild(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv("CROW_BENCH_DOCS"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	for range b.N {
+		dir := b.TempDir() + "/index"
+		ix, err := Open(dir, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		start := time.Now()
+		batch := ix.bi.NewBatch()
+		for i := range n {
+			d := memoryDoc{Content: benchContent(i), Project: fmt.Sprint("proj-", i%10),
+				Tags: []string{fmt.Sprint("t", i%7), fmt.Sprint("t", i%13)}, Category: "general",
+				Importance: 1 + i%10, CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+			if err := batch.Index(fmt.Sprintf("01M8XBM708R2KZ3W%010d", i), d.fields()); err != nil {
+				b.Fatal(err)
+			}
+			if batch.Size() == 2000 || i == n-1 {
+				if err := ix.bi.Batch(batch); err != nil {
+					b.Fatal(err)
+				}
+				batch.Reset()
+			}
+		}
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+		el := time.Since(start)
+		var size int64
+		filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					size += fi.Size()
+				}
+			}
+			return nil
+		})
+		b.ReportMetric(float64(n)/el.Seconds(), "docs/s")
+		b.ReportMetric(float64(size)/(1<<20), "disk-MB")
+		b.ReportMetric(float64(size)/float64(n), "disk-B/doc")
 	}
 }

@@ -20,8 +20,9 @@ import (
 )
 
 // mappingVersion is bumped whenever the index mapping changes; an index built with another
-// version is rebuilt. 2: the table and text fields (records, records.go).
-const mappingVersion = "2"
+// version is rebuilt. 2: the table and text fields (records, records.go). 3: no term vectors
+// and no doc values but created_at's (newMapping).
+const mappingVersion = "3"
 
 var (
 	keySeq     = []byte("crow_seq")
@@ -154,17 +155,23 @@ func (ix *Index) create() (*Index, error) {
 }
 
 func newMapping() mapping.IndexMapping {
+	// Nothing is stored (hits are ids; rows come from the store). Term vectors (each
+	// token's positions) serve phrase queries and highlighting, neither of which crow runs:
+	// match and term queries score by term frequency and norm alone. Doc values serve
+	// sorting and facets: only created_at sorts (a listing without text). Without the two the
+	// index is smaller and cheaper to build and merge (docs/BENCHMARKS.md, session 12).
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = en.AnalyzerName
-	text.Store = false
-	text.IncludeInAll = false
+	text.Store, text.IncludeInAll = false, false
+	text.IncludeTermVectors, text.DocValues = false, false
 	kw := func() *mapping.FieldMapping {
 		f := bleve.NewKeywordFieldMapping()
 		f.Store, f.IncludeInAll = false, false
+		f.IncludeTermVectors, f.DocValues = false, false
 		return f
 	}
 	num := bleve.NewNumericFieldMapping()
-	num.Store, num.IncludeInAll = false, false
+	num.Store, num.IncludeInAll, num.DocValues = false, false, false
 	date := bleve.NewDateTimeFieldMapping()
 	date.Store, date.IncludeInAll = false, false
 
