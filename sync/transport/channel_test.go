@@ -86,9 +86,15 @@ func TestAnnouncedAddressIsWhatPeersDial(t *testing.T) {
 func TestCorruptedChannelIsCountedNothingDeliveredAndRecovers(t *testing.T) {
 	ka, a := newKey(t)
 	kb, b := newKey(t)
-	reg := prometheus.NewRegistry()
-	ha := newHost(t, ka, allowSet{b: true})
-	hb, err := NewHost(HostConfig{Key: kb, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Admitter: allowSet{a: true}, Registerer: reg})
+	// Each end has its own registry: the proxy flips bytes both ways, so the end that reads
+	// the first corrupted message is the one that counts it (either may).
+	rega, regb := prometheus.NewRegistry(), prometheus.NewRegistry()
+	ha, err := NewHost(HostConfig{Key: ka, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Admitter: allowSet{b: true}, Registerer: rega})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ha.Close() })
+	hb, err := NewHost(HostConfig{Key: kb, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Admitter: allowSet{a: true}, Registerer: regb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,15 +138,16 @@ func TestCorruptedChannelIsCountedNothingDeliveredAndRecovers(t *testing.T) {
 	// Flip bits in everything: the session must end, counted.
 	px.SetFaults(proxy.Faults{Flip: 1})
 	deadline := time.Now().Add(30 * time.Second)
-	for i := 1; hb.ChannelErrors()[ChannelCorrupt] == 0; i++ {
+	corrupt := func() uint64 { return ha.ChannelErrors()[ChannelCorrupt] + hb.ChannelErrors()[ChannelCorrupt] }
+	for i := 1; corrupt() == 0; i++ {
 		if time.Now().After(deadline) {
-			t.Fatalf("no corrupt channel error counted: %v (proxy %v)", hb.ChannelErrors(), px.Counts())
+			t.Fatalf("no corrupt channel error counted: dialer %v, listener %v (proxy %v)", ha.ChannelErrors(), hb.ChannelErrors(), px.Counts())
 		}
 		send(i)
 		recv(100 * time.Millisecond)
 	}
-	if n := exported(t, reg, ChannelCorrupt); n < 1 {
-		t.Fatalf("crow_sync_channel_errors_total{kind=corrupt} = %v", n)
+	if n := exported(t, rega, ChannelCorrupt) + exported(t, regb, ChannelCorrupt); n < 1 {
+		t.Fatalf("crow_sync_channel_errors_total{kind=corrupt} = %v on the two ends", n)
 	}
 
 	// Faults off: a new session carries messages again.
