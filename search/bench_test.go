@@ -130,8 +130,9 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 }
 
-// benchWords and benchContent are crowbench's generator (bench/pouchdb/crowbench): exactly 256
-// ASCII bytes of ~30 words, with a unique "memory N:" prefix.
+// benchWords and benchContent are crowbench's generator (bench/pouchdb/crowbench, a module
+// of its own, so copied here rather than imported): exactly 256 ASCII bytes of ~30 words, with
+// a unique "memory N:" prefix. BenchmarkIndexBuild only needs the same shape of workload.
 var benchWords = []string{"sync", "memory", "feed", "merkle", "replica", "satellite", "home", "laptop", "token",
 	"conflict", "index", "search", "project", "anchor", "chain", "noise", "yamux", "ledger", "policy", "deploy",
 	"review", "design", "storage", "latency", "network", "tailscale", "laptop", "server", "decision"}
