@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	zapx "github.com/blevesearch/zapx/v17"
 
@@ -64,9 +66,24 @@ func TestForgottenMemoryLeavesNoTermInTheIndex(t *testing.T) {
 }
 
 // segmentsWithTerm returns the zap segment files under dir whose dictionary of field holds
-// term.
+// term. A segment the persister or merger is still writing cannot be opened yet: the walk is
+// then repeated (for up to 10 s) until every file under dir opens.
 func segmentsWithTerm(t *testing.T, dir, field, term string) []string {
 	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := walkSegmentsWithTerm(dir, field, term)
+		if err == nil {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func walkSegmentsWithTerm(dir, field, term string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".zap" {
@@ -77,24 +94,21 @@ func segmentsWithTerm(t *testing.T, dir, field, term string) []string {
 			return nil // merged away meanwhile
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("opening segment %s: %w", p, err)
 		}
 		defer seg.Close()
 		dict, err := seg.Dictionary(field)
 		if err != nil {
-			return err
+			return fmt.Errorf("segment %s: %w", p, err)
 		}
 		if ok, err := dict.Contains([]byte(term)); err != nil {
-			return err
+			return fmt.Errorf("segment %s: %w", p, err)
 		} else if ok {
 			out = append(out, p)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, err
 }
 
 func filesWith(t *testing.T, dir, s string) []string {
