@@ -15,8 +15,9 @@ import (
 // several at once), and with GOGC alone the collector lets the heap grow to twice what
 // was live at the previous collection before it runs again; the process's RSS followed
 // those peaks. Under the limit the collector runs earlier instead. It is soft: a heap
-// that needs more gets more, collected more often — which is why it is off by default:
-// 384 MiB halved the peak RSS but doubled a 100k full sync (docs/BENCHMARKS.md, session 9).
+// that needs more gets more, collected more often. It was off by default while badger's
+// pooled builders kept ~800 MiB live (384 MiB then doubled a 100k full sync,
+// docs/BENCHMARKS.md, session 9); with that fixed, 400 MiB is the default (session 13).
 func memoryLimit(s home.Config, getenv func(string) string) (limit int64, ok bool) {
 	if getenv("GOMEMLIMIT") != "" {
 		return 0, false

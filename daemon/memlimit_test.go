@@ -6,8 +6,8 @@ import (
 	"github.com/crow-sync/crow/home"
 )
 
-// The soft memory limit is memory_limit_mb's (none for 0, the default), and untouched
-// whenever GOMEMLIMIT is set.
+// The soft memory limit is memory_limit_mb's (400 MiB for 0, the default; none for -1),
+// and untouched whenever GOMEMLIMIT is set.
 func TestMemoryLimit(t *testing.T) {
 	for name, tc := range map[string]struct {
 		mb     int64
@@ -15,7 +15,8 @@ func TestMemoryLimit(t *testing.T) {
 		want   int64
 		wantOK bool
 	}{
-		"default: none":        {0, "", 0, false},
+		"default":              {0, "", home.DefaultMemoryLimitMB << 20, true},
+		"none":                 {-1, "", 0, false},
 		"configured":           {384, "", 384 << 20, true},
 		"GOMEMLIMIT over file": {384, "1GiB", 0, false},
 		"GOMEMLIMIT off":       {384, "off", 0, false},

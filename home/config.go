@@ -28,7 +28,7 @@ import (
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
 //	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 1 % of the disk); -1: off)
-//	memory_limit_mb                       CROW_MEMORY_LIMIT_MB              0 (none; MiB: the Go soft memory limit, unless GOMEMLIMIT is set)
+//	memory_limit_mb                       CROW_MEMORY_LIMIT_MB              0 (400 MiB; the Go soft memory limit, unless GOMEMLIMIT is set; -1: none)
 //	[chain] rpc_url                       CROW_CHAIN_RPC_URL                "" (embedded dev chain)
 //	[chain] contract                      CROW_CHAIN_CONTRACT               "" (home: deploy once, keep it in chain-rpc.json)
 //	[chain] key_file                      CROW_CHAIN_KEY_FILE               "" (key derived from the seed)
@@ -68,10 +68,9 @@ type Config struct {
 	// refused with 507 while the store's filesystem has less free than it or 1 % of its size.
 	MinFreeMB int64 `toml:"min_free_mb"`
 	// MemoryLimitMB is the soft memory limit in MiB crow serve gives the Go runtime
-	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: none, the runtime's default).
-	// It is a target for the garbage collector, not a cap: above it the collector runs more
-	// often (up to about half the CPU), nothing fails. 384 halved the peak RSS at 30k and
-	// 100k memories but doubled the 100k full sync (docs/BENCHMARKS.md, session 9).
+	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: DefaultMemoryLimitMB; -1: none,
+	// the runtime's default). It is a target for the garbage collector, not a cap: above it
+	// the collector runs more often (up to about half the CPU), nothing fails.
 	MemoryLimitMB int64       `toml:"memory_limit_mb"`
 	Chain         ChainConfig `toml:"chain"`
 }
@@ -157,10 +156,20 @@ func (c CheckpointConfig) ConfirmationsOrDefault() uint64 {
 	return DefaultRPCConfirmations
 }
 
+// DefaultMemoryLimitMB is memory_limit_mb's default (0). Measured at 100k memories
+// (docs/BENCHMARKS.md, session 13): the satellite's peak RSS during a full sync 614–726 →
+// 505–517 MB with the sync as fast; the live heap at that peak is ~215 MB. In session 9,
+// before badger's table builders stopped keeping their heap, a 384 MiB limit doubled
+// that sync, because the live heap was then ~900 MB.
+const DefaultMemoryLimitMB = 400
+
 // MemoryLimitBytes is the soft memory limit memory_limit_mb asks for, in bytes, and
-// false for none (0, the default).
+// false for none (-1).
 func (c Config) MemoryLimitBytes() (int64, bool) {
-	if c.MemoryLimitMB <= 0 {
+	switch {
+	case c.MemoryLimitMB == 0:
+		return DefaultMemoryLimitMB << 20, true
+	case c.MemoryLimitMB < 0:
 		return 0, false
 	}
 	return c.MemoryLimitMB << 20, true
@@ -318,8 +327,8 @@ func (c *Config) Validate() error {
 	if c.MinFreeMB < -1 {
 		return fmt.Errorf("invalid min_free_mb %d: want a number of MiB, 0 for the default or -1 for no guard", c.MinFreeMB)
 	}
-	if c.MemoryLimitMB < 0 {
-		return fmt.Errorf("invalid memory_limit_mb %d: want a number of MiB, or 0 for none", c.MemoryLimitMB)
+	if c.MemoryLimitMB < -1 {
+		return fmt.Errorf("invalid memory_limit_mb %d: want a number of MiB, 0 for the default or -1 for none", c.MemoryLimitMB)
 	}
 	if c.Listen == "" {
 		return errors.New("listen address is empty")

@@ -81,7 +81,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad env log level": {"", map[string]string{"CROW_LOG_LEVEL": "trace"}, []string{"trace"}},
 		"bad min_free_mb":   {"min_free_mb = -2\n", nil, []string{"min_free_mb"}},
 		"bad env min free":  {"", map[string]string{"CROW_MIN_FREE_MB": "lots"}, []string{"CROW_MIN_FREE_MB"}},
-		"bad memory limit":  {"memory_limit_mb = -1\n", nil, []string{"memory_limit_mb"}},
+		"bad memory limit":  {"memory_limit_mb = -2\n", nil, []string{"memory_limit_mb"}},
 		"bad env mem limit": {"", map[string]string{"CROW_MEMORY_LIMIT_MB": "lots"}, []string{"CROW_MEMORY_LIMIT_MB"}},
 	} {
 		d := t.TempDir()

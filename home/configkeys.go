@@ -141,8 +141,8 @@ var configKeys = []configKey{
 	}},
 	{name: "memory_limit_mb", env: "CROW_MEMORY_LIMIT_MB", get: func(c *Config) string { return strconv.FormatInt(c.MemoryLimitMB, 10) }, parse: func(v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%q: want a number of MiB, or 0 for none", v)
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("%q: want a number of MiB, 0 for the default or -1 for none", v)
 		}
 		return n, nil
 	}},
