@@ -83,7 +83,8 @@ func TestMCPConformance(t *testing.T) {
 				// The suite's HTTP client lost its connection mid-answer
 				// (seen once in CI under load, never reproduced): run the
 				// scenario once more; a real failure fails twice.
-				t.Logf("%s %s: the suite's connection was terminated; running it again\n%s", path, sc, out)
+				t.Logf("%s %s: the suite's connection was terminated; running it again\n%s\nthe daemon's cut answers (which end closed first):\n%s",
+					path, sc, out, cutAnswers(d.Log()))
 				out, m, err = run(path, sc)
 			}
 			if !passed(m, err) {
@@ -94,4 +95,19 @@ func TestMCPConformance(t *testing.T) {
 			t.Logf("%s %s: %d/%d checks passed", path, sc, n, n)
 		}
 	}
+}
+
+// cutAnswers returns the daemon's log lines of answers its client did not
+// wait for (the gateway logs client_gone and the write error with them).
+func cutAnswers(log string) string {
+	var cut []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "client_gone") {
+			cut = append(cut, l)
+		}
+	}
+	if len(cut) == 0 {
+		return "(none: every answer was written whole)"
+	}
+	return strings.Join(cut, "\n")
 }

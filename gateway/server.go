@@ -263,7 +263,9 @@ const requestIDKey ctxKey = 0
 // statusRecorder remembers the status a handler wrote.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status  int
+	written int64 // body bytes accepted
+	werr    error // the first failed Write: the client's connection was gone
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -277,7 +279,12 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	return r.ResponseWriter.Write(b)
+	n, err := r.ResponseWriter.Write(b)
+	r.written += int64(n)
+	if err != nil && r.werr == nil {
+		r.werr = err
+	}
+	return n, err
 }
 
 func (r *statusRecorder) Flush() {
@@ -317,7 +324,19 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		} else if rec.status >= 400 {
 			level = slog.LevelInfo
 		}
-		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method,
-			"path", r.URL.Path, "status", rec.status, "duration", d)
+		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", d}
+		// Which end gave up first, when an answer did not reach the client: a
+		// failed Write means the client's connection closed before the answer
+		// was complete (logged at info at least: the client saw a cut answer); a
+		// cancelled context alone means it left while the handler ran (an SSE
+		// stream's normal end, so the level stays).
+		if gone := r.Context().Err() != nil; gone || rec.werr != nil {
+			attrs = append(attrs, "client_gone", gone, "body_bytes", rec.written)
+			if rec.werr != nil {
+				attrs = append(attrs, "write_err", rec.werr.Error())
+				level = max(level, slog.LevelInfo)
+			}
+		}
+		s.log.Log(r.Context(), level, "http request", attrs...)
 	})
 }
