@@ -157,8 +157,8 @@ func (c CheckpointConfig) ConfirmationsOrDefault() uint64 {
 }
 
 // DefaultMemoryLimitMB is memory_limit_mb's default (0). Measured at 100k memories
-// (docs/BENCHMARKS.md, session 13): the satellite's peak RSS during a full sync 614–726 →
-// 505–517 MB with the sync as fast; the live heap at that peak is ~215 MB. In session 9,
+// (docs/BENCHMARKS.md, session 13): the satellite's peak RSS during a full sync 577–682 →
+// 505–517 MB, the sync within ~5 %; the live heap at that peak is ~215 MB. In session 9,
 // before badger's table builders stopped keeping their heap, a 384 MiB limit doubled
 // that sync, because the live heap was then ~900 MB.
 const DefaultMemoryLimitMB = 400
