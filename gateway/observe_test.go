@@ -7,37 +7,23 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// lockedBuffer is a bytes.Buffer for a logger written from the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logLines hands each line a slog.TextHandler writes (one Write per record) to the test.
+type logLines chan string
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+func (c logLines) Write(p []byte) (int, error) { c <- string(p); return len(p), nil }
 
 // An answer cut because the client closed its connection is logged at info with
 // client_gone and the write error, so a log says which end gave up first; a
 // complete answer's line carries neither.
 func TestObserveLogsAnAnswerTheClientDidNotWaitFor(t *testing.T) {
-	var logs lockedBuffer
-	s := &Server{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	logs := make(logLines, 16)
+	s := &Server{log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		metrics: newHTTPMetrics(prometheus.NewRegistry())}
 	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/whole" {
@@ -77,25 +63,26 @@ func TestObserveLogsAnAnswerTheClientDidNotWaitFor(t *testing.T) {
 	}
 	resp.Body.Close() // an unread body: the transport closes the connection
 
-	var line string
-	for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		for _, l := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(l, "path=/stream") {
+	var whole, line string
+	for line == "" || whole == "" {
+		select {
+		case l := <-logs:
+			switch {
+			case strings.Contains(l, "path=/whole"):
+				whole = l
+			case strings.Contains(l, "path=/stream"):
 				line = l
 			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("log lines so far: whole %q, cut %q", whole, line)
 		}
-	}
-	if line == "" {
-		t.Fatalf("no log line for the cut answer:\n%s", logs.String())
 	}
 	for _, want := range []string{"level=INFO", "client_gone=true", "write_err=", "body_bytes="} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the cut answer's line %q lacks %q", line, want)
 		}
 	}
-	for _, l := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(l, "path=/whole") && (strings.Contains(l, "client_gone") || !strings.Contains(l, "level=DEBUG")) {
-			t.Errorf("a complete answer logged as %q", l)
-		}
+	if strings.Contains(whole, "client_gone") || !strings.Contains(whole, "level=DEBUG") {
+		t.Errorf("a complete answer logged as %q", whole)
 	}
 }
