@@ -157,8 +157,15 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithSyncWrites(!opts.NoSyncWrites).
 		WithMemTableSize(opts.MemTableSize).
 		WithNumMemtables(3).
-		WithNumLevelZeroTables(3).
-		WithNumLevelZeroTablesStall(8).
+		// Level 0 takes 8 flushed memtables before badger compacts it into
+		// level 1, and writes stall only at 16. With 3 / 8 a 100k sync kept
+		// an L0→L1 compaction running after every third flush, into the live
+		// writes that followed: their fsyncs waited behind it (live p99
+		// 85–116 ms against 16–34 ms, docs/BENCHMARKS.md, session 14). Fewer,
+		// larger L0 merges rewrite level 1 less often; a read checks up to 8
+		// more tables' bloom filters.
+		WithNumLevelZeroTables(8).
+		WithNumLevelZeroTablesStall(16).
 		WithBaseTableSize(2 << 20).
 		WithValueThreshold(64 << 10).
 		// Snappy (badger's default), not ZSTD: what a forget erased is
