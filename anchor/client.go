@@ -306,9 +306,20 @@ func waitMined(ctx context.Context, ec *ethclient.Client, tx common.Hash, log *s
 	for {
 		r, err := ec.TransactionReceipt(ctx, tx)
 		if err == nil {
-			return r, nil
-		}
-		if !errors.Is(err, ethereum.NotFound) {
+			// A node can serve the receipt of a block it has stored before
+			// that block is its head (geth --dev indexes the block, then the
+			// beacon's forkchoice update moves the head): a call at "latest"
+			// right after would not see the transaction's effect yet
+			// (TestGethDev read GetRoot = false once in CI). Mined means
+			// readable at the head.
+			head, herr := ec.BlockNumber(ctx)
+			if herr == nil && r.BlockNumber != nil && head >= r.BlockNumber.Uint64() {
+				return r, nil
+			}
+			if herr != nil {
+				log.Debug("reading the head", "tx", tx.Hex(), "err", herr)
+			}
+		} else if !errors.Is(err, ethereum.NotFound) {
 			// Some nodes answer "transaction indexing is in progress" for a
 			// while; anything else persistent will show as a timeout.
 			log.Debug("polling receipt", "tx", tx.Hex(), "err", err)
