@@ -162,8 +162,8 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		// an L0→L1 compaction running after every third flush, into the live
 		// writes that followed: their fsyncs waited behind it (live p99
 		// 85–116 ms against 16–34 ms, docs/BENCHMARKS.md, session 14). Fewer,
-		// larger L0 merges rewrite level 1 less often; a read checks up to 8
-		// more tables' bloom filters.
+		// larger L0 merges rewrite level 1 less often; a read checks the bloom
+		// filters of up to 8 level-0 tables (16 while stalled), not 3 (8).
 		WithNumLevelZeroTables(8).
 		WithNumLevelZeroTablesStall(16).
 		WithBaseTableSize(2 << 20).
