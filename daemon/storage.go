@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -16,6 +17,13 @@ import (
 // buildStorage is stage 1: the serve lock, the store, the feeds on it, the
 // local write path and the search index.
 func (d *Daemon) buildStorage(inMemory bool) error {
+	t := time.Now()
+	var took []any // each step's time, logged at debug (a slow start-up says where it went)
+	step := func(name string) {
+		took = append(took, name, time.Since(t))
+		t = time.Now()
+	}
+	defer func() { d.log.Debug("storage opened", took...) }()
 	unlock, err := d.h.Lock()
 	if err != nil {
 		return err
@@ -25,6 +33,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	d.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	minFree := d.cfg.Settings.MinFreeMB << 20 // 0: store's default; negative: no guard
+	step("lock")
 	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory, MinFree: minFree})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
@@ -48,6 +57,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 			Help: "Writes the free-space guard refused (local writes and apply batches) because the disk was too full."},
 			func() float64 { return float64(d.db.RefusedWrites()) }),
 	)
+	step("store")
 	// Feeds: our own log and the verified replicas of everyone else's.
 	feedStore := feed.NewKVStorage(d.db)
 	if d.own, err = feed.OpenLog(feedStore, d.h.InstanceKey()); err != nil {
@@ -64,10 +74,12 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	if err != nil {
 		return err
 	}
+	step("feeds")
 	if d.index, err = search.Open(d.h.IndexDir(), d.log); err != nil {
 		return fmt.Errorf("opening search index: %w", err)
 	}
 	d.onClose(d.index.Close)
+	step("index")
 	d.indexer = search.NewIndexer(d.db, d.index)
 	d.indexer.Clock = d.clk
 	// A full disk pauses indexing before bleve writes (the index catches up after).

@@ -113,10 +113,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.MappedBudget == 0 {
 		opts.MappedBudget = 32 << 20
 	}
+	start := time.Now() // real time: it is only logged
 	bdb, err := badger.Open(badgerOptions(dir, opts))
 	if err != nil {
 		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)
 	}
+	opened := time.Since(start)
 	db := &DB{bdb: bdb, now: opts.Now, log: opts.Logger, queueCh: make(chan struct{})}
 	if !opts.InMemory {
 		db.dir = dir
@@ -128,10 +130,12 @@ func Open(dir string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	initialized := time.Since(start)
 	if err := db.checkCounts(); err != nil {
 		bdb.Close()
 		return nil, err
 	}
+	opts.Logger.Debug("store opened", "badger", opened, "init", initialized-opened, "counts", time.Since(start)-initialized)
 	if !opts.InMemory && opts.MappedBudget > 0 && mappedTrimSupported {
 		abs, err := filepath.Abs(dir)
 		if err != nil {

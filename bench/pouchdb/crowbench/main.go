@@ -78,7 +78,10 @@ type daemon struct {
 }
 
 func (d *daemon) env() []string {
-	env := append(os.Environ(), "CROW_HOME="+d.home, "CROW_PASSPHRASE=x", "CROW_LOG_LEVEL=info")
+	env := append(os.Environ(), "CROW_HOME="+d.home, "CROW_PASSPHRASE=x")
+	if os.Getenv("CROW_LOG_LEVEL") == "" { // debug shows the start-up stages' times
+		env = append(env, "CROW_LOG_LEVEL=info")
+	}
 	if d.pprof != "" {
 		env = append(env, "CROW_PPROF="+d.pprof)
 		if d.cpuAtStart {
