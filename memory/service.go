@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/store"
@@ -103,7 +105,7 @@ func (s *Service) load(id string) (rowData, store.VV, error) {
 		return rowData{}, nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
 	}
 	var d rowData
-	if err := json.Unmarshal(r.Data, &d); err != nil {
+	if err := sjson.Unmarshal(r.Data, &d); err != nil {
 		return rowData{}, nil, fmt.Errorf("decoding memory %s: %w", id, err)
 	}
 	return d, r.VV, nil
@@ -123,7 +125,7 @@ func (s *Service) Update(ctx context.Context, id string, p PatchInput) (Memory, 
 	rows, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpUpdate,
 		Transform: func(existing *store.Row) (json.RawMessage, error) {
 			var d rowData
-			if err := json.Unmarshal(existing.Data, &d); err != nil {
+			if err := sjson.Unmarshal(existing.Data, &d); err != nil {
 				return nil, fmt.Errorf("decoding memory: %w", err)
 			}
 			d = p.apply(d)
@@ -134,7 +136,7 @@ func (s *Service) Update(ctx context.Context, id string, p PatchInput) (Memory, 
 		return Memory{}, fmt.Errorf("updating memory %s: %w", id, err)
 	}
 	var d rowData
-	if err := json.Unmarshal(rows[0].Data, &d); err != nil {
+	if err := sjson.Unmarshal(rows[0].Data, &d); err != nil {
 		return Memory{}, fmt.Errorf("decoding memory %s: %w", id, err)
 	}
 	ms := []Memory{d.memory()}
@@ -212,7 +214,7 @@ func (s *Service) List(ctx context.Context, o ListOptions) (Page, error) {
 		After: o.Cursor, Limit: o.Limit, Reverse: !o.Oldest,
 		Filter: func(r *store.Row) bool {
 			var d rowData
-			return json.Unmarshal(r.Data, &d) == nil && o.Filter.match(&d)
+			return sjson.Unmarshal(r.Data, &d) == nil && o.Filter.match(&d)
 		},
 	})
 	if err != nil {
@@ -221,7 +223,7 @@ func (s *Service) List(ctx context.Context, o ListOptions) (Page, error) {
 	p := Page{Memories: make([]Memory, 0, len(rows)), NextCursor: next}
 	for _, r := range rows {
 		var d rowData
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := sjson.Unmarshal(r.Data, &d); err != nil {
 			return Page{}, fmt.Errorf("decoding memory %s: %w", r.RowID, err)
 		}
 		p.Memories = append(p.Memories, d.memory())
@@ -276,7 +278,7 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error)
 				return err
 			}
 			var d rowData
-			if r.Deleted || json.Unmarshal(r.Data, &d) != nil {
+			if r.Deleted || sjson.Unmarshal(r.Data, &d) != nil {
 				continue // deleted since the search: the index will drop it
 			}
 			ms = append(ms, d.memory())
@@ -322,7 +324,7 @@ func joinNumbersTxn(txn *store.Txn, ms []Memory) error {
 			return err
 		}
 		var nd numberData
-		if r.Deleted || json.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
+		if r.Deleted || sjson.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
 			continue
 		}
 		n := nd.Number
