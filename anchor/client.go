@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	ethcrypto "github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -59,7 +60,25 @@ type client struct {
 	readOnly bool // DialRPCReadOnly: sends nothing
 	closed   atomic.Bool
 	sendMu   sync.Mutex // held while a transaction is signed, sent and mined: keeps nonces in order
+
+	minedMu sync.Mutex
+	mined   map[common.Hash]minedTx // TxStatus: where each transaction asked about was mined
 }
+
+// minedTx is where a transaction's receipt put it, and whether it failed.
+// While the block at that height still has that hash, the receipt says the
+// same, so TxStatus reads the block's hash instead of the receipt again: an
+// anchorMemories receipt carries one log per memory (~1 MB of JSON for 2,000),
+// and decoding it was half the anchor worker's CPU besides its scan.
+type minedTx struct {
+	block     uint64
+	blockHash common.Hash
+	reverted  bool
+}
+
+// maxMinedTxs bounds client.mined (it is emptied when full; the worker and
+// the checkpointer follow a few transactions at a time).
+const maxMinedTxs = 1024
 
 func newClient(ec *ethclient.Client, addr common.Address, key *ecdsa.PrivateKey, chainID *big.Int, info ChainInfo, log *slog.Logger) (*client, error) {
 	bound, err := contract.NewProjectStateAnchor(addr, ec)
@@ -249,16 +268,64 @@ func (c *client) TxStatus(ctx context.Context, txHash string) (TxState, error) {
 		return TxState{}, fmt.Errorf("reading the head: %w", err)
 	}
 	st := TxState{Head: head}
-	r, err := c.ec.TransactionReceipt(ctx, common.HexToHash(txHash))
+	h := common.HexToHash(txHash)
+	c.minedMu.Lock()
+	m, known := c.mined[h]
+	c.minedMu.Unlock()
+	if known && m.block <= head {
+		if bh, err := c.blockHash(ctx, m.block); err == nil && bh == m.blockHash {
+			st.Mined, st.Reverted, st.Block, st.BlockHash = true, m.reverted, m.block, m.blockHash.Hex()
+			return st, nil
+		}
+		// Another block at that height (a reorg), none yet, or an error:
+		// the receipt says where the transaction is now, if anywhere.
+	}
+	r, err := c.ec.TransactionReceipt(ctx, h)
 	if errors.Is(err, ethereum.NotFound) {
+		c.forgetMined(h)
 		return st, nil
 	}
 	if err != nil {
 		return st, fmt.Errorf("reading the receipt of %s: %w", txHash, err)
 	}
+	c.rememberMined(r)
 	st.Mined, st.Reverted = true, r.Status != types.ReceiptStatusSuccessful
 	st.Block, st.BlockHash = r.BlockNumber.Uint64(), r.BlockHash.Hex()
 	return st, nil
+}
+
+// blockHash returns the hash of the canonical block at number n, read
+// without its transactions.
+func (c *client) blockHash(ctx context.Context, n uint64) (common.Hash, error) {
+	var b struct {
+		Hash *common.Hash `json:"hash"`
+	}
+	if err := c.ec.Client().CallContext(ctx, &b, "eth_getBlockByNumber", hexutil.EncodeUint64(n), false); err != nil {
+		return common.Hash{}, err
+	}
+	if b.Hash == nil {
+		return common.Hash{}, ethereum.NotFound
+	}
+	return *b.Hash, nil
+}
+
+// rememberMined records where r's transaction was mined (see minedTx).
+func (c *client) rememberMined(r *types.Receipt) {
+	if r == nil || r.BlockNumber == nil {
+		return
+	}
+	c.minedMu.Lock()
+	defer c.minedMu.Unlock()
+	if c.mined == nil || len(c.mined) >= maxMinedTxs {
+		c.mined = make(map[common.Hash]minedTx)
+	}
+	c.mined[r.TxHash] = minedTx{block: r.BlockNumber.Uint64(), blockHash: r.BlockHash, reverted: r.Status != types.ReceiptStatusSuccessful}
+}
+
+func (c *client) forgetMined(h common.Hash) {
+	c.minedMu.Lock()
+	defer c.minedMu.Unlock()
+	delete(c.mined, h)
 }
 
 // send signs, sends and waits for one transaction calling the contract
@@ -274,6 +341,7 @@ func (c *client) send(ctx context.Context, doing string, data []byte) (Receipt, 
 		return Receipt{}, nil, fmt.Errorf("%s: %w: this instance only reads the chain (no anchoring key)", doing, ErrNotOwner)
 	}
 	rcpt, err := c.sender.Load().Send(ctx, c.address, data, doing)
+	c.rememberMined(rcpt) // a reverted one too
 	if err != nil {
 		return Receipt{}, nil, fmt.Errorf("%s: %w", doing, decodeRevert(err))
 	}

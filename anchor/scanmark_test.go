@@ -69,10 +69,18 @@ func TestWorkerScanMark(t *testing.T) {
 	version(5, "m5")
 	round()
 	check("#5", map[uint64]bool{5: true})
+	// Numbers 1 to 3 had no gap below the mark: nothing was counted.
+	if w.tailCounts != 0 {
+		t.Fatalf("%d rounds counted the versions from the mark, want 0", w.tailCounts)
+	}
 	memory("m4")
 	version(4, "m4")
 	round()
 	check("#4 below the mark", map[uint64]bool{4: true})
+	// #4 was missing below the mark #5: that round counted (and rescanned).
+	if w.tailCounts != 1 {
+		t.Fatalf("%d rounds counted the versions from the mark, want 1", w.tailCounts)
+	}
 
 	// #6's memory is deleted when the round passes it; revived, it is anchored.
 	memory("m6")
@@ -102,6 +110,9 @@ func TestWorkerScanMark(t *testing.T) {
 	check("three capped rounds", map[uint64]bool{14: true})
 	if got := w.Stats().Memories - before; got != 14 {
 		t.Fatalf("the worker anchored %d memories, want 14 (each once)", got)
+	}
+	if w.tailCounts != 1 {
+		t.Fatalf("%d rounds counted the versions from the mark, want only the one after #4", w.tailCounts)
 	}
 
 	// A new worker (a restart) scans everything once and anchors nothing again.

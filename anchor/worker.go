@@ -184,8 +184,11 @@ type Worker struct {
 	// recheck, and scanBelow of them were counted then. Guarded by mu.
 	scanFrom  string
 	scanBelow int
-	recheck   map[string]bool
-	open      map[string]*RootRecord // guarded by mu: roots not final yet, by row id
+	// tailCounts counts the rounds that counted the versions from the mark
+	// (tests: a gapless numbering needs none).
+	tailCounts int
+	recheck    map[string]bool
+	open       map[string]*RootRecord // guarded by mu: roots not final yet, by row id
 
 	nStates, nMemories, failures atomic.Uint64
 	lastSuccess                  atomic.Int64 // unix seconds of the last round without error
@@ -447,8 +450,16 @@ func (w *Worker) memoriesLocked(ctx context.Context) error {
 		// the versions below the mark are not as many as that round counted (a
 		// version with a lower number arrived since: an old home's numbering
 		// replicated late), the scan starts from the first version again.
+		//
+		// Home numbers 1, 2, 3, … with no gap (memory.Numberer) and a version's
+		// row id is its number (memory.VersionRowID): when the mark is version
+		// n and below is n-1, every lower number is here already and none can
+		// arrive late, so the count, O(versions from the mark), is skipped (it
+		// walked a backlog of ~70k versions every round while 100k memories
+		// were written: 2 % of home's CPU, 5 % during a full sync).
 		from, below := w.scanFrom, w.scanBelow
-		if from != "" {
+		if from != "" && !gapless(from, below) {
+			w.tailCounts++
 			total, err := txn.CountRows(store.TableMemoryVersions)
 			if err != nil {
 				return err
@@ -536,6 +547,13 @@ func (w *Worker) memoriesLocked(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// gapless reports whether the mark from is the row id of version n and below
+// (the versions counted before it) is n-1: numbers 1 to n-1 are all there.
+func gapless(from string, below int) bool {
+	n, err := strconv.ParseUint(from, 10, 64)
+	return err == nil && from == memory.VersionRowID(n) && uint64(below)+1 == n
 }
 
 // pendingOf is the memory version v to anchor, unless there is nothing to
