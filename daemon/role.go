@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity/member"
 	"github.com/crow-sync/crow/memory"
@@ -228,7 +230,7 @@ func (d *Daemon) refuseNumber(rec *store.ChangeRecord) string {
 
 // jsonObject decodes data into v; false if it is not a JSON object of v's shape.
 func jsonObject(data json.RawMessage, v any) bool {
-	return len(data) > 0 && json.Unmarshal(data, v) == nil
+	return len(data) > 0 && sjson.Unmarshal(data, v) == nil // segmentio's (every numbering record applied)
 }
 
 // promoted reports whether this instance is home by a home record (it was

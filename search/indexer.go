@@ -3,13 +3,13 @@ package search
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/store"
@@ -277,7 +277,7 @@ func stage(b *bleve.Batch, id string, row *store.Row) error {
 		return nil
 	}
 	var d memoryDoc
-	if err := json.Unmarshal(row.Data, &d); err != nil {
+	if err := sjson.Unmarshal(row.Data, &d); err != nil { // segmentio's: 1.2 % of a satellite's CPU in a sync with encoding/json's
 		// A row this build cannot read (say, from a newer peer) must not wedge the indexer.
 		b.Delete(id)
 		return nil

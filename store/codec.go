@@ -39,11 +39,15 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 		b = append(b, "null"...)
 	} else {
 		start := len(b)
-		buf := bytes.NewBuffer(b)
-		if err := sjson.Compact(buf, r.Data); err != nil {
-			return slowAppend(b[:b0], r) // encoding/json's error for invalid data
+		if sjson.Valid(r.Data) && compacted(r.Data) {
+			b = append(b, r.Data...) // what Compact would return (most rows: written compact)
+		} else {
+			buf := bytes.NewBuffer(b)
+			if err := sjson.Compact(buf, r.Data); err != nil {
+				return slowAppend(b[:b0], r) // encoding/json's error for invalid data
+			}
+			b = buf.Bytes()
 		}
-		b = buf.Bytes()
 		if needsHTMLEscape(b[start:]) {
 			var esc bytes.Buffer
 			json.HTMLEscape(&esc, b[start:])
@@ -64,6 +68,25 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, "\"}"...), nil
+}
+
+// compacted reports whether valid JSON data has no space outside its strings,
+// so json.Compact would return it as it is. (segmentio's Compact is
+// encoding/json's, a full scan per row: 1.7 % of a satellite's CPU in a 100k
+// sync, where every row arrives compact.)
+func compacted(data []byte) bool {
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case in && c == '\\':
+			i++ // the escaped byte cannot end the string
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // slowAppend is appendRow through encoding/json.

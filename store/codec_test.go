@@ -164,7 +164,7 @@ func TestValidAndCompactMatchEncodingJSON(t *testing.T) {
 	docs := append([]string{}, codecData...)
 	docs = append(docs, `{"content":"memory 1: sync badger \"feed\" \\ merkle","tags":["a","b"],"importance":7,"x":-1.5e-3,"u":"\u00e9\ud83d\ude00"}`,
 		"{\"a\" : [ 1 , 2 ,\t3 ] ,\n \"b\" : { } , \"c\":\"\\u2028<&>\"}", `[]`, `0`, `-0.0E+1`, `"\x7f"`, "\"\xff\xfe\"")
-	checked := 0
+	checked, spaced := 0, 0
 	for i := range 200000 {
 		in := []byte(docs[rng.IntN(len(docs))])
 		if i%4 != 0 {
@@ -178,7 +178,19 @@ func TestValidAndCompactMatchEncodingJSON(t *testing.T) {
 		if (errA == nil) != (errB == nil) || (errA == nil && !bytes.Equal(a.Bytes(), b.Bytes())) {
 			t.Fatalf("Compact(%q) = %q, %v; encoding/json: %q, %v", in, a.Bytes(), errA, b.Bytes(), errB)
 		}
+		// appendRow's shortcut: a valid document it finds compacted is Compact's result.
+		if errB == nil {
+			if got, want := compacted(in), bytes.Equal(b.Bytes(), in); got != want {
+				t.Fatalf("compacted(%q) = %v, but Compact gives %q", in, got, b.Bytes())
+			}
+			if !bytes.Equal(b.Bytes(), in) {
+				spaced++
+			}
+		}
 		checked++
 	}
-	t.Logf("%d documents checked", checked)
+	t.Logf("%d documents checked, %d valid ones with insignificant space", checked, spaced)
+	if spaced < 1000 {
+		t.Fatalf("only %d valid documents with insignificant space: the shortcut is not exercised", spaced)
+	}
 }
