@@ -50,9 +50,10 @@ func BenchmarkServiceAdd(b *testing.B) {
 	}
 }
 
-// BenchmarkServiceSearch measures memory.Service.Search over -search.n numbered
-// memories of ~25 words drawn with a Zipf law from a 2,000-word vocabulary (the
-// load benchmark's, e2e/load_bench_test.go): the index query and the loading of
+// BenchmarkServiceSearch measures memory.Service.Search over 20,000 numbered
+// memories of ~25 words drawn with a Zipf law from a 2,000-word vocabulary (a
+// copy of the load benchmark's in e2e/load_bench_test.go, whose test helpers
+// another package cannot import): the index query and the loading of
 // the 20 hits with their numbers, one search per op, 1 and 2 words.
 //
 //	go test ./memory -run '^$' -bench ServiceSearch -benchtime 3s

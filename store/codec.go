@@ -82,7 +82,7 @@ func compacted(data []byte) bool {
 			i++ // the escaped byte cannot end the string
 		case c == '"':
 			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+		case !in && isSpace(c):
 			return false
 		}
 	}
