@@ -32,6 +32,13 @@
 //     and one AnchorMemories(root, batch), which stores the root and logs
 //     one MemoryAnchored event per memory (with its ciphertext). Records as
 //     for states.
+//     Before each transaction (states and memories) the worker waits for a
+//     pause in the instance's foreground work, WorkerConfig.Quiet: building,
+//     executing and sealing a batch of ~200 memories is a burst of CPU and
+//     I/O that would otherwise land in front of API writes and satellites'
+//     catch-up. The wait is bounded (the daemon: 250 ms of pause, at most
+//     10 s per transaction), so under constant load anchoring slows down but
+//     never stops, and a backlog is anchored as soon as the instance is idle.
 //  5. Confirmations: each round follows the roots not final (TxStatus):
 //     included → final once WorkerConfig.Confirmations blocks (the
 //     including one counts) are on the canonical chain; a transaction a

@@ -146,7 +146,8 @@ type WorkerConfig struct {
 	Seed   identity.Seed // project ids and the data keys' wrap key
 	Clock  clock.Clock   // default clock.System
 	// Interval between rounds (default 5 s: memories are anchored within
-	// seconds of being numbered, state versions within one interval).
+	// seconds of being numbered, state versions within one interval, when
+	// the instance is not busy; see Quiet).
 	Interval time.Duration
 	// MaxMemoriesPerRound bounds one round's memory work (default 2000).
 	MaxMemoriesPerRound int
@@ -164,7 +165,14 @@ type WorkerConfig struct {
 	// with the embedded chain its chain is a fresh one, which holds none of
 	// the old home's roots.
 	Recheck bool
-	Logger  *slog.Logger
+	// Quiet, if set, paces the anchoring transactions: before each one the
+	// worker waits for a pause in the instance's foreground work (API writes,
+	// replication; the daemon touches it), up to the Quiet's bound. Building,
+	// executing and sealing a transaction of ~200 memories is a burst of CPU
+	// and I/O that otherwise lands in front of the user's writes and of the
+	// satellites' catch-up. Nil: no pacing.
+	Quiet  *clock.Quiet
+	Logger *slog.Logger
 }
 
 // Worker anchors, on home, every state version and every numbered memory
@@ -372,6 +380,9 @@ func (w *Worker) anchorStatesLocked(ctx context.Context, batch []pendingState) e
 	}
 	tree, err := merkle.New(leaves)
 	if err != nil {
+		return err
+	}
+	if err := w.cfg.Quiet.Wait(ctx); err != nil {
 		return err
 	}
 	w.log.Info("anchoring state versions", "count", len(batch), "root", HashHex(tree.Root()))
@@ -588,6 +599,9 @@ func memoryTree(batch []MemoryAnchor) (*merkle.Tree, []merkle.Hash, error) {
 func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor, byHash map[[32]byte][]pendingMemory) error {
 	tree, _, err := memoryTree(batch)
 	if err != nil {
+		return err
+	}
+	if err := w.cfg.Quiet.Wait(ctx); err != nil {
 		return err
 	}
 	w.log.Info("anchoring memories", "count", len(batch), "root", HashHex(tree.Root()))

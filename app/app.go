@@ -88,6 +88,10 @@ type Deps struct {
 	// Consolidated, if set, is called after this instance stored a new
 	// state version (the daemon kicks the anchoring worker).
 	Consolidated func()
+	// Foreground, if set, is called as every operation that is not ReadOnly
+	// starts: the user's writes are foreground work, which the daemon's
+	// background workers let pass (clock.Quiet). It must not block.
+	Foreground func()
 	// Chain reads anchors for verification (nil: this instance reads no
 	// chain and reports home's replicated records as unverified);
 	// ProjectID is the keyed project id the chain uses (ok false: this

@@ -204,6 +204,9 @@ func (a *App) CheckPeer(ctx context.Context, sp *Spec) error {
 // Invoke runs op with a decoded input (a pointer from Input().DecodeArgs or
 // BindREST); the adapters call it.
 func (a *App) Invoke(ctx context.Context, op Op, in reflect.Value) (any, error) {
+	if a.d.Foreground != nil && !op.Info().ReadOnly {
+		a.d.Foreground()
+	}
 	return op.invoke(ctx, a, in)
 }
 

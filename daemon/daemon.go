@@ -110,6 +110,14 @@ func Libp2pTransport(c TransportConfig) (Transport, error) {
 		Announce: c.Announce, Registerer: c.Registerer})
 }
 
+// Pacing of background work (Daemon.quiet): home's anchoring sends its next
+// transaction once foreground work has paused for quietPause, or after
+// quietMaxDefer of waiting under constant load.
+const (
+	quietPause    = 250 * time.Millisecond
+	quietMaxDefer = 10 * time.Second
+)
+
 // Daemon is one built instance. Its fields are set by New's stages, in
 // order, and not changed afterwards.
 type Daemon struct {
@@ -123,6 +131,9 @@ type Daemon struct {
 	metrics *prometheus.Registry
 	closers []func() error // what New opened, closed in reverse order
 	served  bool
+	// quiet is touched by foreground work (API writes, replication) and
+	// paces home's anchoring transactions into its pauses.
+	quiet *clock.Quiet
 
 	// 1. storage
 	db      *store.DB
@@ -184,6 +195,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	if d.clk == nil {
 		d.clk = clock.System{}
 	}
+	d.quiet = clock.NewQuiet(d.clk, quietPause, quietMaxDefer)
 	// The membership certificate: a joined satellite holds the one home
 	// issued; a seed holder issues its own (directories made before
 	// certificates get one now).

@@ -74,6 +74,7 @@ func (d *Daemon) buildAnchoring() (kick func()) {
 		Clock: d.clk, RPCURL: d.publicChainRPC(), Confirmations: d.cfg.Settings.Chain.ConfirmationsOrDefault(),
 		// A promoted home sends again the roots its chain lacks (role.go).
 		Recheck: d.promoted(),
+		Quiet:   d.quiet,
 		Logger:  d.log.With("component", "anchor")})
 	d.anchorWorker = worker
 	d.homeOnly = append(d.homeOnly, service{"anchoring", worker.Serve})
@@ -82,6 +83,9 @@ func (d *Daemon) buildAnchoring() (kick func()) {
 			Help: "State versions anchored on chain by this home."}, func() float64 { return float64(worker.Stats().States) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_memories_total",
 			Help: "Memories (event hashes, encrypted content) anchored on chain by this home."}, func() float64 { return float64(worker.Stats().Memories) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_deferred_seconds_total",
+			Help: "Time the anchoring worker waited for a pause in API writes and replication before sending."},
+			func() float64 { return d.quiet.Waited().Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crow_anchor_failed_rounds_total",
 			Help: "Anchoring rounds that failed and were retried."}, func() float64 { return float64(worker.Stats().Failures) }),
 	)

@@ -78,6 +78,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 		Projects:     d.projects,
 		Forwarder:    d.fed,
 		Consolidated: kickAnchoring,
+		Foreground:   d.quiet.Touch,
 		Chain:        chain,
 		ProjectID:    d.projectID(),
 		AnchorWorker: d.anchorWorker,

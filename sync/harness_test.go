@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	stdsync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ type tnode struct {
 
 	mu     stdsync.Mutex
 	events []crowsync.Event
+	// traffic counts the Node's OnTraffic calls (ranges stored or served).
+	traffic atomic.Int64
 }
 
 type cluster struct {
@@ -114,6 +117,7 @@ func (c *cluster) start(name string, peers ...string) {
 			n.events = append(n.events, ev)
 			n.mu.Unlock()
 		},
+		OnTraffic: func() { n.traffic.Add(1) },
 	})
 	if err != nil {
 		c.t.Fatal(err)

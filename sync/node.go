@@ -84,6 +84,11 @@ type Config struct {
 	// OnEvent, if set, is called from the Node's goroutine for every event
 	// (forks above all, which the operator must hear about). It must not block.
 	OnEvent func(Event)
+	// OnTraffic, if set, is called from the Node's goroutine each time it
+	// stores a range received from a peer or serves one: replication is
+	// foreground work, which the daemon's background workers let pass
+	// (clock.Quiet). It must not block.
+	OnTraffic func()
 }
 
 // ErrStopped is returned by Node methods once Serve has returned.
@@ -352,6 +357,7 @@ func (n *Node) process(ctx context.Context, dials *stdsync.WaitGroup) {
 
 func (n *Node) store(s protocol.Store) protocol.StoreResult {
 	count := len(s.Range.Entries)
+	n.traffic()
 	head, err := n.cfg.Feeds.VerifyAndStore(s.Range)
 	n.met.received.WithLabelValues(fromMachine(s.Peer).String()).Add(float64(count))
 	switch {
@@ -369,6 +375,7 @@ func (n *Node) store(s protocol.Store) protocol.StoreResult {
 }
 
 func (n *Node) serve(s protocol.Serve) {
+	n.traffic()
 	req, p := s.Request, fromMachine(s.Peer)
 	if req.End <= req.Start {
 		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeBadRequest, Message: "empty range"})
@@ -397,6 +404,12 @@ func (n *Node) serve(s protocol.Serve) {
 	if n.send(p, &wire.Data{ReqID: req.ReqID, Range: r}) {
 		n.m.Served(s.Peer, len(r.Entries))
 		n.met.sent.WithLabelValues(p.String()).Add(float64(len(r.Entries)))
+	}
+}
+
+func (n *Node) traffic() {
+	if n.cfg.OnTraffic != nil {
+		n.cfg.OnTraffic()
 	}
 }
 

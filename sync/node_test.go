@@ -28,6 +28,27 @@ func TestTwoNodesConverge(t *testing.T) {
 	}
 }
 
+// TestTrafficReportsRangesStoredAndServed: OnTraffic (the daemon's
+// foreground signal) is called for each range a Node serves and each range it
+// stores, and not while there is nothing to replicate.
+func TestTrafficReportsRangesStoredAndServed(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	appendN(c.n("a"), 300, "a") // 5 ranges of at most 64
+	c.start("a", "b")
+	c.start("b", "a")
+	c.waitFor("b holds a's feed", func() bool { return c.has("b", "a") })
+	served, stored := c.n("a").traffic.Load(), c.n("b").traffic.Load()
+	if served < 5 || stored < 5 {
+		t.Fatalf("traffic: a (serving 300 entries) %d, b (storing them) %d; want at least 5 ranges each", served, stored)
+	}
+	for range 20 {
+		c.clock.Advance(fakeStep)
+	}
+	if a, b := c.n("a").traffic.Load(), c.n("b").traffic.Load(); a != served || b != stored {
+		t.Fatalf("traffic while idle: a %d -> %d, b %d -> %d", served, a, stored, b)
+	}
+}
+
 func TestThreeNodesConverge(t *testing.T) {
 	c := newCluster(t, "home", "lap", "vps")
 	appendN(c.n("home"), 10, "h")

@@ -1,0 +1,74 @@
+package clock
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// Quiet lets background work wait for a pause in foreground work. The parts
+// that serve the user (API writes, replication) call Touch; a background
+// worker calls Wait before each expensive step, so its bursts of CPU and I/O
+// land between the user's requests instead of in front of them. Wait is
+// bounded: under constant foreground load the background work still runs, one
+// step per MaxDefer at least.
+//
+// The nil *Quiet never waits and ignores Touch (no pacing). Safe for
+// concurrent use.
+type Quiet struct {
+	clk      Clock
+	pause    time.Duration
+	maxDefer time.Duration
+	last     atomic.Int64 // UnixNano of the last Touch; 0: none yet
+	waited   atomic.Int64 // nanoseconds spent in Wait beyond an immediate return
+}
+
+// NewQuiet returns a Quiet on c (nil: the system clock): Wait returns once
+// pause has passed without a Touch, or once it has waited maxDefer.
+func NewQuiet(c Clock, pause, maxDefer time.Duration) *Quiet {
+	return &Quiet{clk: Or(c), pause: pause, maxDefer: maxDefer}
+}
+
+// Touch records foreground activity now.
+func (q *Quiet) Touch() {
+	if q == nil {
+		return
+	}
+	q.last.Store(q.clk.Now().UnixNano())
+}
+
+// Wait blocks until pause has passed since the last Touch, or until it has
+// waited maxDefer, or until ctx ends (it then returns ctx.Err()).
+func (q *Quiet) Wait(ctx context.Context) error {
+	if q == nil {
+		return ctx.Err()
+	}
+	start := q.clk.Now()
+	defer func() { q.waited.Add(int64(q.clk.Since(start))) }()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		last := q.last.Load()
+		if last == 0 {
+			return nil
+		}
+		now := q.clk.Now()
+		idle := now.Sub(time.Unix(0, last))
+		waited := now.Sub(start)
+		if idle >= q.pause || waited >= q.maxDefer {
+			return nil
+		}
+		if err := Wait(ctx, q.clk, min(q.pause-idle, q.maxDefer-waited)); err != nil {
+			return err
+		}
+	}
+}
+
+// Waited is the total time Wait has spent waiting for pauses.
+func (q *Quiet) Waited() time.Duration {
+	if q == nil {
+		return 0
+	}
+	return time.Duration(q.waited.Load())
+}
