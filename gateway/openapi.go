@@ -39,7 +39,7 @@ func (rt route) methods() []string {
 func (s *Server) handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(s.openapi)
+	_, _ = w.Write(s.openapi())
 }
 
 var pathParam = regexp.MustCompile(`\{([a-zA-Z_]+)\}`)

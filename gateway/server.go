@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,8 +93,10 @@ type Server struct {
 	// routes is the route table: every pattern the mux serves but the
 	// catch-all, each registered once by New. /v1/openapi.json is built from
 	// it and the tests walk it.
-	routes  []route
-	openapi []byte // the OpenAPI document, built once by New
+	routes []route
+	// openapi is the OpenAPI document, built from routes at its first
+	// request (not in New: ~10-20 ms that every daemon start would pay).
+	openapi func() []byte
 }
 
 // access says who may call a route.
@@ -157,7 +160,7 @@ func New(cfg Config) *Server {
 	s.mux.Handle("/ui/", web)
 	s.mux.Handle("/ui", web)
 	s.mux.HandleFunc("/", s.handleUnmatched)
-	s.openapi = s.buildOpenAPI()
+	s.openapi = sync.OnceValue(s.buildOpenAPI)
 	// The browser guard (Host / Origin / Sec-Fetch-Site) covers every route,
 	// before auth: REST, MCP, the UI and /health.
 	s.handler = s.observe(s.browserGuard(s.mux))
