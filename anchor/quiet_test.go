@@ -114,4 +114,26 @@ func TestWorkerSendsInPausesOfForegroundWork(t *testing.T) {
 	if q.Waited() != before {
 		t.Fatalf("the worker waited %v after a long pause", q.Waited()-before)
 	}
+
+	// A memory forgotten (its data key shredded) while its sealed batch
+	// waits is not sent: the batch waits for the next round, which anchors
+	// the others without it.
+	write(3) // #7, #8, #9
+	q.Touch()
+	done = round()
+	clk.BlockUntil(1) // sealed, waiting
+	if err := ShredMemoryKey(env.DB, "m8"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(pause)
+	finished(done, 6)
+	finished(round(), 8)
+	if _, ok, err := ReadRecord(env.DB, VersionRecordID(8)); err != nil || ok {
+		t.Fatalf("record of the forgotten #8: %v %v; want none", ok, err)
+	}
+	for _, n := range []uint64{7, 9} {
+		if _, ok, err := ReadRecord(env.DB, VersionRecordID(n)); err != nil || !ok {
+			t.Fatalf("record of #%d: %v %v", n, ok, err)
+		}
+	}
 }

@@ -604,6 +604,17 @@ func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor,
 	if err := w.cfg.Quiet.Wait(ctx); err != nil {
 		return err
 	}
+	// The batch was sealed before the round's first transaction, and the
+	// wait may have lasted seconds: a memory forgotten meanwhile (its data
+	// key shredded) must not go on chain, even as a ciphertext nobody can
+	// open. Its batch waits for the next round, which seals without it; the
+	// others stay pending (w.recheck).
+	if id, err := w.shreddedIn(batch, byHash); err != nil || id != "" {
+		if id != "" {
+			w.log.Info("a memory of this batch was forgotten before it was sent; the batch waits for the next round", "memory", id)
+		}
+		return err
+	}
 	w.log.Info("anchoring memories", "count", len(batch), "root", HashHex(tree.Root()))
 	rcpt, err := w.cfg.Chain.AnchorMemories(ctx, tree.Root(), batch)
 	if err != nil {
@@ -629,6 +640,27 @@ func (w *Worker) anchorMemoriesLocked(ctx context.Context, batch []MemoryAnchor,
 	w.nMemories.Add(uint64(len(ids)))
 	w.log.Info("anchored memories", "count", len(batch), "root", root, "tx", rcpt.TxHash, "block", rcpt.Block)
 	return nil
+}
+
+// shreddedIn returns the id of a memory of batch whose data key was
+// shredded (it was forgotten) since the batch was sealed, or "".
+func (w *Worker) shreddedIn(batch []MemoryAnchor, byHash map[[32]byte][]pendingMemory) (id string, err error) {
+	err = w.cfg.DB.View(func(txn *store.Txn) error {
+		for _, a := range batch {
+			for _, p := range byHash[a.EventHash] {
+				st, err := shreddedTxn(txn, p.memoryID)
+				if err != nil {
+					return err
+				}
+				if st == KeyShredded {
+					id = p.memoryID
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	return id, err
 }
 
 // confirmLocked follows every root not final yet: enough confirmations make
