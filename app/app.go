@@ -89,7 +89,7 @@ type Deps struct {
 	// state version (the daemon kicks the anchoring worker).
 	Consolidated func()
 	// Foreground, if set, is called as every operation that is not ReadOnly
-	// starts: the user's writes are foreground work, which the daemon's
+	// (every GET is, TestTableSanity) starts: the user's writes are foreground work, which the daemon's
 	// background workers let pass (clock.Quiet). It must not block.
 	Foreground func()
 	// Chain reads anchors for verification (nil: this instance reads no

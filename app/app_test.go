@@ -141,6 +141,11 @@ func TestTableSanity(t *testing.T) {
 		if sp.Destructive && sp.ReadOnly {
 			t.Errorf("%s is both Destructive and ReadOnly", sp.Name)
 		}
+		// Deps.Foreground (the daemon's pacing of anchoring) counts every
+		// operation that is not ReadOnly as a write.
+		if sp.Method == "GET" && !sp.ReadOnly {
+			t.Errorf("%s is a GET that is not ReadOnly", sp.Name)
+		}
 		if sp.NoRoute && sp.Tool == "" {
 			t.Errorf("%s: NoRoute without a Tool", sp.Name)
 		}

@@ -135,7 +135,7 @@ type APIKey struct {
 
 var (
 	InstanceHealth = define(&Def[HealthIn, Health]{
-		Spec: Spec{Name: "instance.health", Method: "GET", Path: "/health", Access: Public, Tag: "instance",
+		Spec: Spec{Name: "instance.health", Method: "GET", Path: "/health", Access: Public, Tag: "instance", ReadOnly: true,
 			Summary: "This instance's identity; with ?challenge=HEX a signature proving it holds the instance key"},
 		Impl: (*App).health,
 	})

@@ -23,7 +23,7 @@ type VerifyIn struct {
 
 var (
 	ProjectAnchor = define(&Def[VerifyIn, Verification]{
-		Spec: Spec{Name: "project.anchor", Method: "GET", Path: "/v1/project/{name}/state/anchor", Access: Public, Tag: "projects",
+		Spec: Spec{Name: "project.anchor", Method: "GET", Path: "/v1/project/{name}/state/anchor", Access: Public, Tag: "projects", ReadOnly: true,
 			Summary: "Is this state version anchored, and does the on-chain hash match? (public)"},
 		Impl: func(a *App, ctx context.Context, in VerifyIn) (Verification, error) {
 			v, err := a.verifier()
@@ -35,7 +35,7 @@ var (
 		},
 	})
 	ProjectVerify = define(&Def[ProjectName, Verification]{
-		Spec: Spec{Name: "project.verify", Method: "GET", Path: "/v1/verify/{name}", Access: Public, Tag: "projects",
+		Spec: Spec{Name: "project.verify", Method: "GET", Path: "/v1/verify/{name}", Access: Public, Tag: "projects", ReadOnly: true,
 			Summary: "Verify every state version of a project against the chain (public)"},
 		Impl: func(a *App, ctx context.Context, in ProjectName) (Verification, error) {
 			v, err := a.verifier()

@@ -27,6 +27,7 @@ func TestForegroundIsCalledForWritesOnly(t *testing.T) {
 			t.Fatalf("%s %s: %d %s", method, path, st, b)
 		}
 	}
+	rest(http.MethodGet, "/health", "", http.StatusOK) // peers probe it
 	rest(http.MethodGet, "/v1/memories/search?q=river", "", http.StatusOK)
 	rest(http.MethodGet, "/v1/memories/list", "", http.StatusOK)
 	want("REST reads", 0)
