@@ -1,6 +1,7 @@
 package anchor
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,48 @@ import (
 	"github.com/crow-sync/crow/store"
 	"github.com/crow-sync/crow/store/storetest"
 )
+
+// numbered writes memories m<from>… with numbered versions #from… (n of them).
+func (h *workerHome) numbered(from, n int) {
+	h.t.Helper()
+	for num := from; num < from+n; num++ {
+		id := fmt.Sprintf("m%d", num)
+		h.put(store.TableMemories, id, map[string]any{"content": "text of " + id, "category": "fact", "importance": 5})
+		eh := HashHex(hashOf(fmt.Sprint("event ", num)))
+		h.put(store.TableMemoryVersions, fmt.Sprintf("%020d", num), map[string]any{"number": num, "memory_id": id,
+			"content": "text of " + id, "content_hash": "h" + id, "category": "fact", "importance": 5, "event_hash": eh})
+		h.put(store.TableMemoryNumbers, id, map[string]any{"number": num, "event_hash": eh})
+	}
+}
+
+// TestWorkerDrainsABacklogWithoutWaitingForTheInterval: a round that stops
+// at MaxMemoriesPerRound is followed by the next one at once, not an
+// interval later, until the backlog is anchored (each transaction still
+// paced by the Quiet, idle here).
+func TestWorkerDrainsABacklogWithoutWaitingForTheInterval(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	seed := goldenSeed()
+	ch := openEmbedded(t, t.TempDir(), seed.AnchorKey())
+	clk := clock.NewFake(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC))
+	h := newWorkerHome(t, env)
+	h.numbered(1, 7)
+	w := NewWorker(WorkerConfig{DB: env.DB, Writer: env.Writer, Chain: ch, Seed: seed, Clock: clk, Interval: time.Hour,
+		MaxMemoriesPerRound: 3, Quiet: clock.NewQuiet(clk, 250*time.Millisecond, 10*time.Second)})
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	deadline := time.Now().Add(time.Minute)
+	for w.Stats().Memories < 7 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := w.Stats().Memories; got != 7 {
+		t.Fatalf("%d of 7 memories anchored with the clock stopped (rounds of 3, an hour apart)", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestWorkerSendsInPausesOfForegroundWork runs the worker on a real store and
 // the embedded chain with a Quiet on a fake clock: while foreground work keeps
@@ -28,15 +71,8 @@ func TestWorkerSendsInPausesOfForegroundWork(t *testing.T) {
 	next := 1
 	write := func(n int) {
 		t.Helper()
-		for range n {
-			id := fmt.Sprintf("m%d", next)
-			h.put(store.TableMemories, id, map[string]any{"content": "text of " + id, "category": "fact", "importance": 5})
-			eh := HashHex(hashOf(fmt.Sprint("event ", next)))
-			h.put(store.TableMemoryVersions, fmt.Sprintf("%020d", next), map[string]any{"number": next, "memory_id": id,
-				"content": "text of " + id, "content_hash": "h" + id, "category": "fact", "importance": 5, "event_hash": eh})
-			h.put(store.TableMemoryNumbers, id, map[string]any{"number": next, "event_hash": eh})
-			next++
-		}
+		h.numbered(next, n)
+		next += n
 	}
 	round := func() <-chan error {
 		done := make(chan error, 1)

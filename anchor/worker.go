@@ -198,6 +198,9 @@ type Worker struct {
 	recheck    map[string]bool
 	open       map[string]*RootRecord // guarded by mu: roots not final yet, by row id
 
+	// capped: the last round's memories stopped at MaxMemoriesPerRound.
+	capped atomic.Bool
+
 	nStates, nMemories, failures atomic.Uint64
 	lastSuccess                  atomic.Int64 // unix seconds of the last round without error
 }
@@ -246,11 +249,22 @@ func (w *Worker) Serve(ctx context.Context) error {
 	t := w.cfg.Clock.NewTicker(w.cfg.Interval)
 	defer t.Stop()
 	for {
-		if err := w.Round(ctx); err != nil && ctx.Err() == nil {
+		err := w.Round(ctx)
+		if err != nil && ctx.Err() == nil {
 			w.failures.Add(1)
 			w.log.Warn("anchoring round failed; retrying next round", "err", err)
 		} else if err == nil {
 			w.lastSuccess.Store(w.cfg.Clock.Now().Unix())
+		}
+		// A round that stopped at MaxMemoriesPerRound left a backlog: the
+		// next one starts now. Each transaction still waits for a pause in
+		// foreground work (Quiet), so a backlog left by a bulk import or a
+		// busy stretch drains while home is idle, not at 2,000 per interval.
+		if err == nil && w.capped.Load() {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -541,6 +555,7 @@ func (w *Worker) memoriesLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.capped.Store(len(pending) >= w.cfg.MaxMemoriesPerRound)
 	if pending, err = w.seal(ctx, pending); err != nil || len(pending) == 0 {
 		return err
 	}
