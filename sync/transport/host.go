@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -62,6 +63,45 @@ type Host struct {
 	log   *slog.Logger
 	cfg   HostConfig
 	watch *channelWatch
+	// opening serialises, per peer, opening our stream (ensure) and
+	// Disconnect: two outbound streams for one session would make the peer
+	// tear the session down when the spare one is reset.
+	opening peerLocks
+}
+
+// peerLocks is a mutex per peer, kept while someone holds or waits for it.
+type peerLocks struct {
+	mu sync.Mutex
+	m  map[PeerID]*peerLock // guarded by mu
+}
+
+type peerLock struct {
+	sync.Mutex
+	users int // guarded by peerLocks.mu
+}
+
+// lock locks p's mutex and returns its unlock.
+func (l *peerLocks) lock(p PeerID) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[PeerID]*peerLock{}
+	}
+	pl := l.m[p]
+	if pl == nil {
+		pl = &peerLock{}
+		l.m[p] = pl
+	}
+	pl.users++
+	l.mu.Unlock()
+	pl.Lock()
+	return func() {
+		pl.Unlock()
+		l.mu.Lock()
+		if pl.users--; pl.users == 0 {
+			delete(l.m, p)
+		}
+		l.mu.Unlock()
+	}
 }
 
 var _ Transport = (*Host)(nil)
@@ -218,23 +258,37 @@ func (t *Host) Dial(ctx context.Context, p PeerID, addrs []string) error {
 	return nil
 }
 
-// ensure opens our outbound stream to p unless a session exists, and returns
-// once its EventUp was emitted.
+// testHookOpened, when set, runs in ensure between opening our stream and
+// registering the session (tests count streams and widen the race with it).
+var testHookOpened func(*Host)
+
+// ensure opens our outbound stream to p over an existing connection unless a
+// session exists, and returns once its EventUp was emitted. It never dials:
+// only Dial does. Calls for one peer are serialised, so a session has exactly
+// one stream of ours.
 func (t *Host) ensure(ctx context.Context, p PeerID) error {
 	if s := t.current(p); s != nil {
 		return t.waitReady(ctx, s)
 	}
-	st, err := t.h.NewStream(ctx, peer.ID(p), protocol.ID(wire.ProtocolID))
+	unlock := t.opening.lock(p)
+	defer unlock()
+	if s := t.current(p); s != nil {
+		return t.waitReady(ctx, s)
+	}
+	st, err := t.h.NewStream(network.WithNoDial(ctx, "crow sync session"), peer.ID(p), protocol.ID(wire.ProtocolID))
 	if err != nil {
 		return fmt.Errorf("opening stream: %w", err)
 	}
 	_ = st.CloseRead() // one-way: we only write on the stream we opened
+	if testHookOpened != nil {
+		testHookOpened(t)
+	}
 	s, created, err := t.register(p)
 	if err != nil {
 		_ = st.Reset()
 		return err
 	}
-	if !created {
+	if !created { // not reached: only ensure registers, under opening
 		_ = st.Reset()
 		return t.waitReady(ctx, s)
 	}
@@ -312,6 +366,8 @@ func (t *Host) handleInbound(st network.Stream) {
 
 // Disconnect implements Transport.
 func (t *Host) Disconnect(p PeerID) error {
+	unlock := t.opening.lock(p) // no session is opened while we close
+	defer unlock()
 	if s := t.current(p); s != nil {
 		t.teardown(s)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -177,6 +178,77 @@ func TestTracker(t *testing.T) {
 	for i, s := range steps {
 		if got := kinds(tr.Accept(s.ev)); got != s.want {
 			t.Fatalf("step %d: %q, want %q", i, got, s.want)
+		}
+	}
+}
+
+// Concurrent openers of one session (Dial, the connection notifier, the
+// handler of the peer's stream) open one stream between them. A spare one,
+// reset, could make the peer tear its session down unseen by us: CI once lost
+// a frame that way (TestHostSessionAndGater, "no event").
+func TestHostConcurrentOpenersOpenOneStream(t *testing.T) {
+	var mu sync.Mutex
+	opened := map[*Host]int{}
+	testHookOpened = func(h *Host) {
+		mu.Lock()
+		opened[h]++
+		mu.Unlock()
+		time.Sleep(15 * time.Millisecond) // every opener is in flight at once
+	}
+	t.Cleanup(func() { testHookOpened = nil })
+	for i := range 3 {
+		ka, a := newKey(t)
+		kb, b := newKey(t)
+		ha := newHost(t, ka, allowSet{b: true})
+		hb := newHost(t, kb, allowSet{a: true})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = ha.ensure(ctx, b) // may find no connection yet: it never dials
+			}()
+		}
+		if err := ha.Dial(ctx, b, hb.Addrs()); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		cancel()
+		if ev := next(t, ha); ev.Kind != EventUp {
+			t.Fatalf("round %d: a got %+v", i, ev)
+		}
+		if ev := next(t, hb); ev.Kind != EventUp {
+			t.Fatalf("round %d: b got %+v", i, ev)
+		}
+		for j := range 3 {
+			if err := ha.Send(b, []byte{'a', byte(j)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := hb.Send(a, []byte{'b', byte(j)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := range 3 {
+			if ev := next(t, hb); ev.Kind != EventMessage || string(ev.Payload) != string([]byte{'a', byte(j)}) {
+				t.Fatalf("round %d: b got %+v", i, ev)
+			}
+			if ev := next(t, ha); ev.Kind != EventMessage || string(ev.Payload) != string([]byte{'b', byte(j)}) {
+				t.Fatalf("round %d: a got %+v", i, ev)
+			}
+		}
+		mu.Lock()
+		na, nb := opened[ha], opened[hb]
+		mu.Unlock()
+		if na != 1 || nb != 1 {
+			t.Fatalf("round %d: streams opened: a %d, b %d; want one each", i, na, nb)
+		}
+		select { // and no second session, no teardown
+		case ev := <-ha.Events():
+			t.Fatalf("round %d: a got %+v", i, ev)
+		case ev := <-hb.Events():
+			t.Fatalf("round %d: b got %+v", i, ev)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
