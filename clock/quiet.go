@@ -11,7 +11,7 @@ import (
 // worker calls Wait before each expensive step, so its bursts of CPU and I/O
 // land between the user's requests instead of in front of them. Wait is
 // bounded: under constant foreground load the background work still runs, one
-// step per MaxDefer at least.
+// step per maxDefer at least.
 //
 // The nil *Quiet never waits and ignores Touch (no pacing). Safe for
 // concurrent use.
