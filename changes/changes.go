@@ -220,35 +220,37 @@ func (s *Service) Since(ctx context.Context, cur Cursor, limit int) (Report, Cur
 				if e == nil {
 					continue // cleared by a forget
 				}
-				rec, err := store.ParseChange(e)
+				recs, err := store.ParseChanges(e)
 				if err != nil {
 					continue // unknown schema or not a record: not ours to list
 				}
-				seq++
-				if rec.Table == store.TableStateVersions && rec.Op != store.OpDelete {
-					states = append(states, s.stateVersion(rec))
-					continue
-				}
-				if !listedTables[rec.Table] || rec.InstanceID == s.o.Self {
-					continue
-				}
-				key := rec.Table + "/" + rec.RowID
-				r := rows[key]
-				if r == nil {
-					r = &row{table: rec.Table, id: rec.RowID, firstOp: rec.Op}
-					rows[key] = r
-				}
-				r.lastOp, r.instance, r.at, r.seq = rec.Op, rec.InstanceID, rec.Timestamp, seq
-				r.forget = store.IsForget(rec.Op == store.OpDelete, rec.Data)
-				if !r.forget {
-					// The project now (counts need it); the excerpt only for
-					// the items listed.
-					r.data = rec.Data
-					var d struct {
-						Project string `json:"project"`
+				for _, rec := range recs {
+					seq++
+					if rec.Table == store.TableStateVersions && rec.Op != store.OpDelete {
+						states = append(states, s.stateVersion(rec))
+						continue
 					}
-					if json.Unmarshal(rec.Data, &d) == nil && d.Project != "" {
-						r.project = d.Project
+					if !listedTables[rec.Table] || rec.InstanceID == s.o.Self {
+						continue
+					}
+					key := rec.Table + "/" + rec.RowID
+					r := rows[key]
+					if r == nil {
+						r = &row{table: rec.Table, id: rec.RowID, firstOp: rec.Op}
+						rows[key] = r
+					}
+					r.lastOp, r.instance, r.at, r.seq = rec.Op, rec.InstanceID, rec.Timestamp, seq
+					r.forget = store.IsForget(rec.Op == store.OpDelete, rec.Data)
+					if !r.forget {
+						// The project now (counts need it); the excerpt only for
+						// the items listed.
+						r.data = rec.Data
+						var d struct {
+							Project string `json:"project"`
+						}
+						if json.Unmarshal(rec.Data, &d) == nil && d.Project != "" {
+							r.project = d.Project
+						}
 					}
 				}
 			}

@@ -33,7 +33,11 @@
 //  4. Every feed entry that carries its content, in the own feed and every replica: a
 //     memories change record of the row that is not the forget itself (inserts, edits,
 //     deletes, whose tombstone kept the data), and a memory_versions record with content
-//     of the memory. Entries are cleared (feed's Clear): the Merkle tree keeps their
+//     of the memory (in a batch record: any of its records). Home first re-writes the other
+//     rows of a batch entry of its own feed it is about to clear (home's numbering writes
+//     several memories' versions in one entry), so their current versions are in a new
+//     entry; a replica's copy is cleared as is, and home's re-publish reaches its peers
+//     like any write. Entries are cleared (feed's Clear): the Merkle tree keeps their
 //     hashes, so every proof still verifies and a peer that syncs later receives the
 //     leaf, never the data. Own-feed clears run on the Writer's goroutine between batches
 //     (store.Writer.Do), never between a Stage and its commit. A new forget scans every

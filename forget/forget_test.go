@@ -194,9 +194,57 @@ func checkErased(t *testing.T, in *instance, id, secret string) {
 			t.Fatalf("feed entry %d still holds the string", i)
 		}
 	}
-	// memories insert and update; versions #1 insert, #2 insert, #1 superseded_by.
-	if len(cleared) != 5 {
-		t.Fatalf("%d entries cleared, want 5", len(cleared))
+	// memories insert and update; home's numbering batches of #1 (insert) and #2 (insert,
+	// #1 superseded_by).
+	if len(cleared) != 4 {
+		t.Fatalf("%d entries cleared, want 4", len(cleared))
+	}
+	checkFeedHoldsVersions(t, in, data)
+}
+
+// checkFeedHoldsVersions checks that the entries not cleared still carry every
+// numbering row as the store holds it: what shared a cleared batch entry with the
+// forgotten content was re-published, so a peer that syncs now loses nothing.
+func checkFeedHoldsVersions(t *testing.T, in *instance, data [][]byte) {
+	t.Helper()
+	latest := map[string]store.ChangeRecord{}
+	for i, e := range data {
+		if e == nil {
+			continue
+		}
+		recs, err := store.ParseChanges(e)
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		for _, r := range recs {
+			latest[r.Table+"/"+r.RowID] = r
+		}
+	}
+	rows := 0
+	err := in.db.View(func(txn *store.Txn) error {
+		for _, table := range []string{store.TableMemoryVersions, store.TableMemoryNumbers} {
+			err := txn.ScanRows(table, func(r *store.Row) error {
+				rows++
+				rec, ok := latest[table+"/"+r.RowID]
+				switch {
+				case !ok:
+					return fmt.Errorf("%s/%s is in no feed entry left", table, r.RowID)
+				case string(rec.Data) != string(r.Data) || rec.VV.Compare(r.VV) != store.Equal:
+					return fmt.Errorf("%s/%s: the feed's last version %s %v is not the row's %s %v", table, r.RowID, rec.Data, rec.VV, r.Data, r.VV)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 {
+		t.Fatal("no numbering rows: the check proves nothing")
 	}
 }
 

@@ -53,6 +53,7 @@ type Stats struct {
 	Forgotten   uint64        // memories erased
 	Cleared     uint64        // feed entries cleared
 	Redacted    uint64        // memory_versions rows erased
+	Republished uint64        // rows re-published from cleared batch entries (home)
 	Compactions uint64        // compactions run
 	LastCompact time.Duration // how long the last one took
 	LastScan    time.Duration // how long the last full feed scan took
@@ -77,8 +78,8 @@ type Forgetter struct {
 	// entries, and when Serve returns: not once per write.
 	scanned, saved map[feed.PublicKey]uint64
 
-	forgotten, cleared, redacted, compactions atomic.Uint64
-	lastCompact, lastScan                     atomic.Int64
+	forgotten, cleared, redacted, compactions, republished atomic.Uint64
+	lastCompact, lastScan                                  atomic.Int64
 
 	idle func() // tests: called when Serve waits
 }
@@ -113,7 +114,7 @@ func (f *Forgetter) Notify() {
 // Stats returns the counters.
 func (f *Forgetter) Stats() Stats {
 	return Stats{Forgotten: f.forgotten.Load(), Cleared: f.cleared.Load(), Redacted: f.redacted.Load(),
-		Compactions: f.compactions.Load(), LastCompact: time.Duration(f.lastCompact.Load()),
+		Republished: f.republished.Load(), Compactions: f.compactions.Load(), LastCompact: time.Duration(f.lastCompact.Load()),
 		LastScan: time.Duration(f.lastScan.Load())}
 }
 
@@ -599,9 +600,27 @@ func (f *Forgetter) scanFeed(ctx context.Context, key feed.PublicKey, from, to u
 			return err
 		}
 		var clear []uint64
+		var keep []store.ChangeRecord // the other records of the batch entries cleared
 		for i, e := range data {
-			if e != nil && f.carries(e, ids) {
-				clear = append(clear, from+uint64(i))
+			if e == nil {
+				continue
+			}
+			recs, hit := f.carries(e, ids)
+			if !hit {
+				continue
+			}
+			clear = append(clear, from+uint64(i))
+			if own && f.o.Home && len(recs) > 1 {
+				for _, r := range recs {
+					if !f.recordCarries(&r) {
+						keep = append(keep, r)
+					}
+				}
+			}
+		}
+		if len(keep) > 0 {
+			if err := f.republish(ctx, keep); err != nil {
+				return err
 			}
 		}
 		if len(clear) > 0 {
@@ -625,10 +644,9 @@ func (f *Forgetter) scanFeed(ctx context.Context, key feed.PublicKey, from, to u
 	return nil
 }
 
-// carries reports whether entry e is a change record carrying a forgotten memory's
-// content: of its memories row (not the forget itself), or of one of its memory_versions
-// rows with content.
-func (f *Forgetter) carries(e []byte, ids [][]byte) bool {
+// carries reports whether entry e holds a change record carrying a forgotten memory's
+// content (recordCarries), and returns its records when it parsed them.
+func (f *Forgetter) carries(e []byte, ids [][]byte) ([]store.ChangeRecord, bool) {
 	hit := false
 	for _, id := range ids {
 		if bytes.Contains(e, id) {
@@ -637,12 +655,23 @@ func (f *Forgetter) carries(e []byte, ids [][]byte) bool {
 		}
 	}
 	if !hit {
-		return false
+		return nil, false
 	}
-	c, err := store.ParseChange(e)
+	recs, err := store.ParseChanges(e)
 	if err != nil {
-		return false
+		return nil, false
 	}
+	for i := range recs {
+		if f.recordCarries(&recs[i]) {
+			return recs, true
+		}
+	}
+	return recs, false
+}
+
+// recordCarries reports whether c carries a forgotten memory's content: of its memories
+// row (not the forget itself), or of one of its memory_versions rows with content.
+func (f *Forgetter) recordCarries(c *store.ChangeRecord) bool {
 	switch c.Table {
 	case store.TableMemories:
 		_, ok := f.ids[c.RowID]
@@ -660,6 +689,45 @@ func (f *Forgetter) carries(e []byte, ids [][]byte) bool {
 	}
 	return false
 }
+
+// republish writes again, on home, the rows of records that share a batch entry (home's
+// numbering) with a forgotten memory's content, before that entry is cleared: their
+// current versions go in new entries, so a peer that had not received the batch, or
+// enrols later, still gets them. Rows written since are re-written as they are now.
+func (f *Forgetter) republish(ctx context.Context, recs []store.ChangeRecord) error {
+	seen := map[string]bool{}
+	var muts []store.Mutation
+	for _, r := range recs {
+		k := r.Table + "/" + r.RowID
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		muts = append(muts, store.Mutation{Table: r.Table, RowID: r.RowID, Op: store.OpUpdate,
+			Transform: func(existing *store.Row) (json.RawMessage, error) { return existing.Data, nil }})
+	}
+	for len(muts) > 0 {
+		n := min(len(muts), republishBatch)
+		_, err := f.o.Writer.WriteEntry(ctx, muts[:n]...)
+		if errors.Is(err, store.ErrNotFound) { // a row deleted since: the others one by one
+			for _, m := range muts[:n] {
+				if _, err = f.o.Writer.Write(ctx, m); err != nil && !errors.Is(err, store.ErrNotFound) {
+					break
+				}
+				err = nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("re-publishing %d rows of cleared batch entries: %w", n, err)
+		}
+		f.republished.Add(uint64(n))
+		muts = muts[n:]
+	}
+	return nil
+}
+
+// republishBatch caps the rows re-published per write.
+const republishBatch = 256
 
 // compact runs the store's and the index's compaction.
 func (f *Forgetter) compact(ctx context.Context) {

@@ -73,8 +73,8 @@ var serving sync.Map
 //  1. Numbers come from this one goroutine only. At start the next number is recovered as
 //     1 + the highest number in memory_versions and memory_numbers (every row, tombstones
 //     included), so no number is reused and none is skipped.
-//  2. An assignment of number N to a version of memory M is, in one Writer.Write (all or
-//     none, several assignments per Write): the insert of memory_versions N; if M has a
+//  2. An assignment of number N to a version of memory M is, in one Writer.WriteEntry (all
+//     or none, several assignments per call, journalled as one feed entry): the insert of memory_versions N; if M has a
 //     latest version P, the update of memory_versions P setting superseded_by = N; and the
 //     upsert of memory_numbers M = {N, event hash}. Each is guarded: the insert fails over
 //     any existing row, tombstone included, P must not be superseded already, and
@@ -469,7 +469,7 @@ func (n *Numberer) assignOne(ctx context.Context, as []assignment) error {
 	if err := n.at("assign"); err != nil {
 		return err
 	}
-	if _, err := n.w.Write(ctx, muts...); err != nil {
+	if _, err := n.w.WriteEntry(ctx, muts...); err != nil {
 		return fmt.Errorf("writing numbers %d-%d: %w", n.next, num-1, err)
 	}
 	n.next = num

@@ -522,20 +522,22 @@ func Selection(entries [][]byte) (rows []RowRef, skipped int) {
 		if len(e) == 0 {
 			continue
 		}
-		rec, err := store.ParseChange(e)
+		recs, err := store.ParseChanges(e)
 		if err != nil {
 			continue
 		}
-		r := RowRef{Table: rec.Table, RowID: rec.RowID}
-		if seen[r] {
-			continue
+		for _, rec := range recs {
+			r := RowRef{Table: rec.Table, RowID: rec.RowID}
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			if rec.Table == store.TableCrowInstances {
+				skipped++
+				continue
+			}
+			rows = append(rows, r)
 		}
-		seen[r] = true
-		if rec.Table == store.TableCrowInstances {
-			skipped++
-			continue
-		}
-		rows = append(rows, r)
 	}
 	return rows, skipped
 }
@@ -666,13 +668,15 @@ func (m *Manager) genuineWrites(old feed.PublicKey, k, held uint64, rows []RowRe
 			if len(e) == 0 {
 				continue
 			}
-			rec, err := store.ParseChange(e)
+			recs, err := store.ParseChanges(e)
 			if err != nil {
 				continue
 			}
-			r := RowRef{Table: rec.Table, RowID: rec.RowID}
-			if _, seen := both[r]; want[r] && !seen {
-				both[r] = start + uint64(i)
+			for _, rec := range recs {
+				r := RowRef{Table: rec.Table, RowID: rec.RowID}
+				if _, seen := both[r]; want[r] && !seen {
+					both[r] = start + uint64(i)
+				}
 			}
 		}
 	}
@@ -735,13 +739,18 @@ func ForkVersions(entries [][]byte, oldID string) map[RowRef]ForkVersion {
 		if len(e) == 0 {
 			continue
 		}
-		rec, err := store.ParseChange(e)
-		if err != nil || rec.InstanceID != oldID {
+		recs, err := store.ParseChanges(e)
+		if err != nil {
 			continue
 		}
-		r := RowRef{Table: rec.Table, RowID: rec.RowID}
-		writes[r]++
-		last[r] = rec
+		for _, rec := range recs {
+			if rec.InstanceID != oldID {
+				continue
+			}
+			r := RowRef{Table: rec.Table, RowID: rec.RowID}
+			writes[r]++
+			last[r] = rec
+		}
 	}
 	out := make(map[RowRef]ForkVersion, len(last))
 	for r, rec := range last {

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // ChangeSchema is the change record schema version this build writes.
@@ -105,3 +108,73 @@ func (c ChangeRecord) Row() *Row {
 }
 
 func unixUTC(s int64) time.Time { return time.Unix(s, 0).UTC() }
+
+// BatchSchema is the schema of a batch record: several change records in one feed entry.
+const BatchSchema = 2
+
+// BatchType is a batch record's type.
+const BatchType = "batch"
+
+// batchRecord is a feed entry holding several change records, written together (one
+// Writer.WriteEntry call: home's numbering batches).
+//
+// Frozen wire format, schema 2: {"schema":2,"type":"batch","changes":[R1,R2,…]}, each Ri a
+// schema-1 change record in its own frozen form, in write order, at least two. A reader
+// applies them in order, all or none; a schema-1-only reader parks the entry as an unknown
+// schema, as SPEC §5 asks. Pinned by a golden test.
+type batchRecord struct {
+	Schema  int               `json:"schema"`
+	Type    string            `json:"type"`
+	Changes []json.RawMessage `json:"changes"`
+}
+
+// marshalBatch encodes change records (already marshalled) as one batch record.
+func marshalBatch(records [][]byte) []byte {
+	n := len(`{"schema":2,"type":"batch","changes":[]}`) + len(records)
+	for _, r := range records {
+		n += len(r)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"schema":2,"type":"batch","changes":[`...)
+	for i, r := range records {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, "]}"...)
+}
+
+// batchPrefix starts every batch record (the frozen form marshalBatch writes).
+const batchPrefix = `{"schema":2,"type":"batch","changes":[`
+
+// ParseChanges decodes a feed entry: a change record (one record) or a batch record (its
+// records, in order). Errors are ParseChange's; a batch that is malformed, has fewer than
+// two records or holds a record that is not schema 1 is an error for the whole entry, and
+// an entry of any other schema is ErrUnknownSchema. The records' Data may share memory
+// with b.
+func ParseChanges(b []byte) ([]ChangeRecord, error) {
+	if !bytes.HasPrefix(b, []byte(batchPrefix)) {
+		c, err := ParseChange(b)
+		if err != nil {
+			return nil, err
+		}
+		return []ChangeRecord{c}, nil
+	}
+	var br batchRecord
+	if err := sjson.Unmarshal(b, &br); err != nil {
+		return nil, fmt.Errorf("decoding batch record: %w", err)
+	}
+	if br.Schema != BatchSchema || br.Type != BatchType || len(br.Changes) < 2 {
+		return nil, fmt.Errorf("decoding batch record: schema %d, type %q, %d records", br.Schema, br.Type, len(br.Changes))
+	}
+	out := make([]ChangeRecord, len(br.Changes))
+	for i, r := range br.Changes {
+		c, err := ParseChange(r)
+		if err != nil {
+			return nil, fmt.Errorf("batch record, record %d: %w", i, err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}

@@ -33,7 +33,8 @@
 //     its change record, allocates a q/ seq;
 //  4. writes rows, q/ entries, s/lamport, s/seq into the transaction, and (DB.update, just
 //     before the commit) the changes of the maintained row counts under m/count/;
-//  5. calls Journal.Stage once with the batch's change records, in order;
+//  5. calls Journal.Stage once with the batch's change records, in order (one entry per
+//     row; a WriteEntry call's rows in one batch record, see ParseChanges);
 //  6. commits (SyncWrites: fsync) — if that fails every caller gets the error and nothing is
 //     visible; a batch too large for one transaction is split in two and each half re-run;
 //  7. calls the journal's commit func, publishes the new queue head, then acknowledges callers.

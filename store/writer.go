@@ -119,6 +119,7 @@ const (
 type request struct {
 	fn    func() error // a Do call: run alone, between batches
 	muts  []Mutation
+	one   bool // WriteEntry: the call's change records go in one feed entry
 	size  int
 	state atomic.Int32
 	resp  chan outcome // buffered 1
@@ -251,6 +252,19 @@ func (w *Writer) Do(ctx context.Context, fn func() error) error {
 // outcome. On a full disk (DB.CheckSpace) nothing is taken and a wrapped ErrDiskFull is
 // returned.
 func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
+	return w.write(ctx, false, muts)
+}
+
+// WriteEntry is Write with the call's change records in one feed entry, a batch record
+// (ParseChanges), when it writes more than one row: for the writes of a background job
+// (home's numbering), whose rows replicate together. Forgetting clears whole entries, so
+// the writer of a batch entry that carries memory content re-publishes its other rows
+// before clearing it (package forget).
+func (w *Writer) WriteEntry(ctx context.Context, muts ...Mutation) ([]Row, error) {
+	return w.write(ctx, true, muts)
+}
+
+func (w *Writer) write(ctx context.Context, one bool, muts []Mutation) ([]Row, error) {
 	if len(muts) == 0 {
 		return nil, nil
 	}
@@ -269,7 +283,7 @@ func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 			return nil, err
 		}
 	}
-	r := &request{muts: muts, size: size, resp: make(chan outcome, 1)}
+	r := &request{muts: muts, one: one, size: size, resp: make(chan outcome, 1)}
 	select {
 	case w.reqs <- r:
 	case <-ctx.Done():
@@ -384,6 +398,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	now := w.db.now().UTC().Truncate(1e9) // whole seconds: replicas rebuild it from the record
 	batch := map[string]*Row{}            // rows written so far in this batch
 	var writes []pendingWrite
+	var entries []int // per feed entry, how many writes it records (0: one each, below)
 	outs = make([]outcome, len(reqs))
 	for i, r := range reqs {
 		local := map[string]*Row{}
@@ -452,6 +467,13 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 		}
 		lamport, seq = l, s
 		writes = append(writes, ws...)
+		if r.one && len(ws) > 1 {
+			entries = append(entries, len(ws))
+		} else {
+			for range ws {
+				entries = append(entries, 1)
+			}
+		}
 		outs[i].rows = make([]Row, len(ws))
 		for j, pw := range ws {
 			outs[i].rows[j] = *pw.row
@@ -469,6 +491,19 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 		if records[j], err = changeFor(pw.row, pw.op).Marshal(); err != nil {
 			return nil, nil, 0, err
 		}
+	}
+	if len(entries) < len(records) {
+		grouped := make([][]byte, 0, len(entries))
+		j := 0
+		for _, n := range entries {
+			if n == 1 {
+				grouped = append(grouped, records[j])
+			} else {
+				grouped = append(grouped, marshalBatch(records[j:j+n]))
+			}
+			j += n
+		}
+		records = grouped
 	}
 	if err := setUint(txn, keyLamport, lamport); err != nil {
 		return nil, nil, 0, err

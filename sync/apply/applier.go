@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -347,28 +348,62 @@ func (a *Applier) refusesLive(live *store.Row) bool {
 func lwwTable(t string) bool { return t == store.TableCrowContext || t == store.TableSyncConflicts }
 
 // stageEntry applies one entry of feed key, certified for instance author
-// ("": no author check), inside txn (not its checkpoint).
+// ("": no author check), inside txn (not its checkpoint): its change record,
+// or a batch record's records in order. An entry with one record the rules
+// refuse is parked whole.
 func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicKey, author string, idx uint64, e []byte, eff *effects) error {
-	rec, err := store.ParseChange(e)
-	reason := ""
-	switch {
-	case err != nil:
+	recs, err := store.ParseChanges(e)
+	reason, schema := "", 0
+	if err != nil {
 		reason = err.Error()
-	case rec.InstanceID == a.rules.self:
-		reason = "change record of this instance's own id in another feed"
-	case rec.RowID == "" || rec.VV[rec.InstanceID] == 0:
-		reason = "change record without a row id or without its origin in its version vector"
-	case author != "" && rec.InstanceID != author:
-		reason = "change record names instance " + rec.InstanceID + ", but this feed is certified for instance " + author
-	case a.refuse != nil:
-		reason = a.refuse(&rec)
+		var probe struct {
+			Schema int `json:"schema"`
+		}
+		if json.Unmarshal(e, &probe) == nil {
+			schema = probe.Schema
+		}
+	}
+	for i := range recs {
+		if reason = a.refusal(&recs[i], author); reason != "" {
+			if len(recs) > 1 {
+				reason = fmt.Sprintf("batch record, record %d: %s", i, reason)
+			}
+			schema = recs[i].Schema
+			break
+		}
 	}
 	if reason != "" {
 		eff.parked++
 		a.log.Warn("parking feed entry", "feed", key, "index", idx, "reason", reason)
-		return parkTxn(txn, &Parked{Feed: hex.EncodeToString(key[:]), Index: idx, Schema: rec.Schema,
+		return parkTxn(txn, &Parked{Feed: hex.EncodeToString(key[:]), Index: idx, Schema: schema,
 			Reason: reason, Entry: e}, key)
 	}
+	for i := range recs {
+		if err := a.stageRecord(txn, b, idx, &recs[i], eff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refusal is why rec, from a feed certified for author, is not applied ("":
+// it is).
+func (a *Applier) refusal(rec *store.ChangeRecord, author string) string {
+	switch {
+	case rec.InstanceID == a.rules.self:
+		return "change record of this instance's own id in another feed"
+	case rec.RowID == "" || rec.VV[rec.InstanceID] == 0:
+		return "change record without a row id or without its origin in its version vector"
+	case author != "" && rec.InstanceID != author:
+		return "change record names instance " + rec.InstanceID + ", but this feed is certified for instance " + author
+	case a.refuse != nil:
+		return a.refuse(rec)
+	}
+	return ""
+}
+
+// stageRecord applies one change record of entry idx inside txn.
+func (a *Applier) stageRecord(txn *store.Txn, b *store.TxnBatch, idx uint64, rec *store.ChangeRecord, eff *effects) error {
 	b.ObserveLamport(rec.Lamport)
 	live, err := txn.GetRow(rec.Table, rec.RowID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -389,11 +424,11 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 		// The live version is one the rule refuses (a demoted home's number,
 		// written here before it learned of its successor): the accepted
 		// incoming version replaces it, with no conflict.
-		in := versionOfChange(&rec)
+		in := versionOfChange(rec)
 		d = decision{outcome: outFastForward, stateChanged: st != nil, row: &store.Row{
 			RowID: rec.RowID, Table: rec.Table, Data: in.Data, LamportTS: in.Lamport, InstanceID: in.Origin,
 			VV: live.VV.Merge(in.VV), Deleted: in.Deleted, UpdatedAt: time.Unix(in.TS, 0).UTC()}}
-	} else if d, err = a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(&rec), lww,
+	} else if d, err = a.rules.decide(rec.Table, rec.RowID, live, st, versionOfChange(rec), lww,
 		func() ([]conflicts.RowRecord, error) { return a.cs.RowIndexTxn(txn, rec.Table, rec.RowID) }); err != nil {
 		return fmt.Errorf("applying %s/%s from entry %d: %w", rec.Table, rec.RowID, idx, err)
 	}
