@@ -365,10 +365,11 @@ func (a *Applier) stageEntry(txn *store.Txn, b *store.TxnBatch, key feed.PublicK
 	}
 	for i := range recs {
 		if reason = a.refusal(&recs[i], author); reason != "" {
+			schema = recs[i].Schema
 			if len(recs) > 1 {
 				reason = fmt.Sprintf("batch record, record %d: %s", i, reason)
+				schema = store.BatchSchema
 			}
-			schema = recs[i].Schema
 			break
 		}
 	}
