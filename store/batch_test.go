@@ -136,3 +136,49 @@ func TestWriteEntryJournalsOneEntry(t *testing.T) {
 		t.Fatalf("%d batches, %d singles, %d rows (%d distinct)", batches, singles, rows, len(seen))
 	}
 }
+
+// A WriteEntry call larger than maxBatchEntry goes in several batch records,
+// each within the bound, in order; a record too large to share stays plain.
+func TestAppendBatchesBoundsEntries(t *testing.T) {
+	rec := func(i, size int) []byte {
+		return []byte(strings.Repeat(string(rune('a'+i%26)), size))
+	}
+	var recs [][]byte
+	for i := range 100 {
+		recs = append(recs, rec(i, 1000))
+	}
+	recs = append(recs, rec(100, maxBatchEntry+1), rec(101, 10))
+	entries := appendBatches(nil, recs)
+	var got [][]byte
+	for _, e := range entries {
+		if !strings.HasPrefix(string(e), batchPrefix) {
+			got = append(got, e)
+			continue
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(string(e), batchPrefix), "]}")
+		if len(inner) > maxBatchEntry+len(recs) {
+			t.Fatalf("a batch of %d bytes of records, bound %d", len(inner), maxBatchEntry)
+		}
+		for _, r := range strings.Split(inner, ",") {
+			got = append(got, []byte(r))
+		}
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("%d records out of %d", len(got), len(recs))
+	}
+	for i := range recs {
+		if string(got[i]) != string(recs[i]) {
+			t.Fatalf("record %d changed or moved", i)
+		}
+	}
+	// 100 records of 1000 bytes: per entry as many as fit, then the large one alone and plain,
+	// then the last one alone and plain.
+	per := maxBatchEntry / 1000
+	if per < 2 {
+		t.Fatal("the bound holds fewer than two records of 1000 bytes: the test proves nothing")
+	}
+	n := (100 + per - 1) / per
+	if len(entries) != n+2 || string(entries[n]) != string(recs[100]) || string(entries[n+1]) != string(recs[101]) {
+		t.Fatalf("%d entries, want %d", len(entries), n+2)
+	}
+}

@@ -255,9 +255,10 @@ func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 	return w.write(ctx, false, muts)
 }
 
-// WriteEntry is Write with the call's change records in one feed entry, a batch record
-// (ParseChanges), when it writes more than one row: for the writes of a background job
-// (home's numbering), whose rows replicate together. Forgetting clears whole entries, so
+// WriteEntry is Write with the call's change records in as few feed entries as fit, batch
+// records (ParseChanges) of up to maxBatchEntry bytes of records each (a lone record stays
+// a plain one): for the writes of a background job (home's numbering), whose rows
+// replicate together. Forgetting clears whole entries, so
 // the writer of a batch entry that carries memory content re-publishes its other rows
 // before clearing it (package forget).
 func (w *Writer) WriteEntry(ctx context.Context, muts ...Mutation) ([]Row, error) {
@@ -496,11 +497,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 		grouped := make([][]byte, 0, len(entries))
 		j := 0
 		for _, n := range entries {
-			if n == 1 {
-				grouped = append(grouped, records[j])
-			} else {
-				grouped = append(grouped, marshalBatch(records[j:j+n]))
-			}
+			grouped = appendBatches(grouped, records[j:j+n])
 			j += n
 		}
 		records = grouped
@@ -520,6 +517,33 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 		return nil, nil, 0, fmt.Errorf("staging %d change records: %w", len(records), err)
 	}
 	return outs, commit, len(writes), nil
+}
+
+// maxBatchEntry bounds the records one batch entry holds, in bytes (about three memories'
+// numbering). The feed stores entries 16 to a key and rewrites a key's partial chunk at
+// each append: a chunk of 16 batch entries must stay below the store's value threshold
+// (64 KiB), so that it lives in the LSM tree, compressed, and a rewrite leaves no garbage
+// in the value log. Batch entries of 32 KiB made both databases larger, not smaller.
+const maxBatchEntry = 3 << 10
+
+// appendBatches appends recs (one WriteEntry call's records, in order) to entries as batch
+// records of at most maxBatchEntry bytes of records each; a record left alone, too large
+// to share, is appended as is.
+func appendBatches(entries, recs [][]byte) [][]byte {
+	for len(recs) > 0 {
+		n, size := 1, len(recs[0])
+		for n < len(recs) && size+len(recs[n]) <= maxBatchEntry {
+			size += len(recs[n])
+			n++
+		}
+		if n == 1 {
+			entries = append(entries, recs[0])
+		} else {
+			entries = append(entries, marshalBatch(recs[:n]))
+		}
+		recs = recs[n:]
+	}
+	return entries
 }
 
 // resolveOp applies the default checks and turns OpPut into insert or update.
