@@ -519,7 +519,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	return outs, commit, len(writes), nil
 }
 
-// maxBatchEntry bounds the records one batch entry holds, in bytes (about three memories'
+// maxBatchEntry bounds the records one batch entry holds, in bytes (about two memories'
 // numbering). The feed stores entries 16 to a key and rewrites a key's partial chunk at
 // each append: a chunk of 16 batch entries must stay below the store's value threshold
 // (64 KiB), so that it lives in the LSM tree, compressed, and a rewrite leaves no garbage
