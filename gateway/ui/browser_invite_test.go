@@ -183,7 +183,8 @@ func TestBrowserInvite(t *testing.T) {
 	s.Check("no form, no invite", form+`.hidden && `+result+`.hidden && document.getElementById('invite-checking').hidden`)
 	s.Check("the note", `(t => t.startsWith('Invites are made on home: this instance is a satellite.') && t.includes('crow instance invite --name NAME') && t.includes('http://127.0.0.1:3001'))`+
 		`(document.getElementById('invite-elsewhere').textContent)`)
-	s.Check("self is the satellite", `document.querySelector('#instance-list tr[data-id="inst-laptop"]').textContent.includes('(this instance)')`)
+	// The list renders on its own request, not with the note: wait for it.
+	s.Wait("self is the satellite", `(r => r !== null && r.textContent.includes('(this instance)'))(document.querySelector('#instance-list tr[data-id="inst-laptop"]'))`)
 	if n := len(api.seenInvites()); n != 3 {
 		t.Errorf("the satellite page made %d invite calls", n-3)
 	}
