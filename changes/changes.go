@@ -226,32 +226,7 @@ func (s *Service) Since(ctx context.Context, cur Cursor, limit int) (Report, Cur
 				}
 				for _, rec := range recs {
 					seq++
-					if rec.Table == store.TableStateVersions && rec.Op != store.OpDelete {
-						states = append(states, s.stateVersion(rec))
-						continue
-					}
-					if !listedTables[rec.Table] || rec.InstanceID == s.o.Self {
-						continue
-					}
-					key := rec.Table + "/" + rec.RowID
-					r := rows[key]
-					if r == nil {
-						r = &row{table: rec.Table, id: rec.RowID, firstOp: rec.Op}
-						rows[key] = r
-					}
-					r.lastOp, r.instance, r.at, r.seq = rec.Op, rec.InstanceID, rec.Timestamp, seq
-					r.forget = store.IsForget(rec.Op == store.OpDelete, rec.Data)
-					if !r.forget {
-						// The project now (counts need it); the excerpt only for
-						// the items listed.
-						r.data = rec.Data
-						var d struct {
-							Project string `json:"project"`
-						}
-						if json.Unmarshal(rec.Data, &d) == nil && d.Project != "" {
-							r.project = d.Project
-						}
-					}
+					s.note(rec, seq, rows, &states)
 				}
 			}
 		}
@@ -334,6 +309,36 @@ func (s *Service) report(rows map[string]*row, limit int) Report {
 	}
 	sort.Slice(rep.Tables, func(i, j int) bool { return rep.Tables[i].Table < rep.Tables[j].Table })
 	return rep
+}
+
+// note records change record rec, the seq-th read: a state version, or the last change
+// of a listed row another instance wrote.
+func (s *Service) note(rec store.ChangeRecord, seq int, rows map[string]*row, states *[]StateVersion) {
+	if rec.Table == store.TableStateVersions && rec.Op != store.OpDelete {
+		*states = append(*states, s.stateVersion(rec))
+		return
+	}
+	if !listedTables[rec.Table] || rec.InstanceID == s.o.Self {
+		return
+	}
+	key := rec.Table + "/" + rec.RowID
+	r := rows[key]
+	if r == nil {
+		r = &row{table: rec.Table, id: rec.RowID, firstOp: rec.Op}
+		rows[key] = r
+	}
+	r.lastOp, r.instance, r.at, r.seq = rec.Op, rec.InstanceID, rec.Timestamp, seq
+	r.forget = store.IsForget(rec.Op == store.OpDelete, rec.Data)
+	if !r.forget {
+		// The project now (counts need it); the excerpt only for the items listed.
+		r.data = rec.Data
+		var d struct {
+			Project string `json:"project"`
+		}
+		if json.Unmarshal(rec.Data, &d) == nil && d.Project != "" {
+			r.project = d.Project
+		}
+	}
 }
 
 // stateVersion reads a state_versions record.

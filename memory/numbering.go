@@ -74,9 +74,9 @@ var serving sync.Map
 //     1 + the highest number in memory_versions and memory_numbers (every row, tombstones
 //     included), so no number is reused and none is skipped.
 //  2. An assignment of number N to a version of memory M is, in one Writer.WriteEntry (all
-//     or none, several assignments per call, journalled as one feed entry): the insert of memory_versions N; if M has a
-//     latest version P, the update of memory_versions P setting superseded_by = N; and the
-//     upsert of memory_numbers M = {N, event hash}. Each is guarded: the insert fails over
+//     or none, several assignments per call, journalled as batch records): the insert of
+//     memory_versions N; if M has a latest version P, the update of memory_versions P
+//     setting superseded_by = N; and the upsert of memory_numbers M = {N, event hash}. Each is guarded: the insert fails over
 //     any existing row, tombstone included, P must not be superseded already, and
 //     memory_numbers M must still name P (or be absent for a first version); a failed
 //     guard is store.ErrExists: numbered under the Numberer, which recovers the next

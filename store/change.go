@@ -115,8 +115,8 @@ const BatchSchema = 2
 // BatchType is a batch record's type.
 const BatchType = "batch"
 
-// batchRecord is a feed entry holding several change records, written together (one
-// Writer.WriteEntry call: home's numbering batches).
+// batchRecord is a feed entry holding several change records written together (by
+// Writer.WriteEntry: home's numbering).
 //
 // Frozen wire format, schema 2: {"schema":2,"type":"batch","changes":[R1,R2,…]}, each Ri a
 // schema-1 change record in its own frozen form, in write order, at least two. A reader
@@ -128,14 +128,17 @@ type batchRecord struct {
 	Changes []json.RawMessage `json:"changes"`
 }
 
+// batchPrefix starts every batch record (the frozen form marshalBatch writes).
+const batchPrefix = `{"schema":2,"type":"batch","changes":[`
+
 // marshalBatch encodes change records (already marshalled) as one batch record.
 func marshalBatch(records [][]byte) []byte {
-	n := len(`{"schema":2,"type":"batch","changes":[]}`) + len(records)
+	n := len(batchPrefix) + len(records) + len("]}")
 	for _, r := range records {
 		n += len(r)
 	}
 	b := make([]byte, 0, n)
-	b = append(b, `{"schema":2,"type":"batch","changes":[`...)
+	b = append(b, batchPrefix...)
 	for i, r := range records {
 		if i > 0 {
 			b = append(b, ',')
@@ -144,9 +147,6 @@ func marshalBatch(records [][]byte) []byte {
 	}
 	return append(b, "]}"...)
 }
-
-// batchPrefix starts every batch record (the frozen form marshalBatch writes).
-const batchPrefix = `{"schema":2,"type":"batch","changes":[`
 
 // ParseChanges decodes a feed entry: a change record (one record) or a batch record (its
 // records, in order). Errors are ParseChange's; a batch that is malformed, has fewer than

@@ -119,7 +119,7 @@ const (
 type request struct {
 	fn    func() error // a Do call: run alone, between batches
 	muts  []Mutation
-	one   bool // WriteEntry: the call's change records go in one feed entry
+	one   bool // WriteEntry: the call's change records go in batch records
 	size  int
 	state atomic.Int32
 	resp  chan outcome // buffered 1
@@ -258,9 +258,9 @@ func (w *Writer) Write(ctx context.Context, muts ...Mutation) ([]Row, error) {
 // WriteEntry is Write with the call's change records in as few feed entries as fit, batch
 // records (ParseChanges) of up to maxBatchEntry bytes of records each (a lone record stays
 // a plain one): for the writes of a background job (home's numbering), whose rows
-// replicate together. Forgetting clears whole entries, so
-// the writer of a batch entry that carries memory content re-publishes its other rows
-// before clearing it (package forget).
+// replicate together. Forgetting clears whole entries, so the writer of a batch entry
+// that carries memory content re-publishes its other rows before clearing it (package
+// forget).
 func (w *Writer) WriteEntry(ctx context.Context, muts ...Mutation) ([]Row, error) {
 	return w.write(ctx, true, muts)
 }
@@ -399,7 +399,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	now := w.db.now().UTC().Truncate(1e9) // whole seconds: replicas rebuild it from the record
 	batch := map[string]*Row{}            // rows written so far in this batch
 	var writes []pendingWrite
-	var entries []int // per feed entry, how many writes it records (0: one each, below)
+	var entries []int // per run of writes journalled together, its length (1: a plain record)
 	outs = make([]outcome, len(reqs))
 	for i, r := range reqs {
 		local := map[string]*Row{}
