@@ -73,7 +73,14 @@ func TestNodesOverLibp2p(t *testing.T) {
 	// Live push over libp2p.
 	a.feeds.Append([]byte("live"))
 	waitReal(t, func() bool { return b.feeds.Len(a.feeds.Self()) == 501 })
-	st, err := nodes[1].Status(ctx)
+	// Status may answer from the loop's last pass while the loop is busy
+	// (statusWait), so the count is awaited rather than read once.
+	var st []crowsync.PeerStatus
+	var err error
+	waitReal(t, func() bool {
+		st, err = nodes[1].Status(ctx)
+		return err != nil || (len(st) == 1 && st[0].EntriesReceived == 501)
+	})
 	if err != nil || len(st) != 1 || !st[0].Connected || st[0].EntriesReceived != 501 {
 		t.Fatalf("b status %+v, %v", st, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	stdsync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,6 +105,10 @@ type Node struct {
 	calls chan func()   // run on the loop goroutine
 	done  chan struct{} // closed when Serve returns
 	once  stdsync.Once
+	// status is the peer status the loop published at the end of its last
+	// iteration (nil before Serve runs); Status answers from it while the loop
+	// is busy. The slices it points to are never modified.
+	status atomic.Pointer[[]PeerStatus]
 
 	// Owned by the loop goroutine.
 	m       *protocol.Machine
@@ -199,19 +205,62 @@ func (n *Node) Revoke(ctx context.Context, p PeerID) error {
 	})
 }
 
-// Status returns the per-peer replication state.
+// statusWait bounds how long Status waits for a busy loop before answering
+// from the status the loop published last. The loop stores every received
+// range (verify and fsync) and serves every requested one itself, so during a
+// large catch-up one pass can take hundreds of milliseconds; a status page or
+// a metrics scrape should not.
+const statusWait = 20 * time.Millisecond
+
+// Status returns the per-peer replication state. It asks the loop, so the
+// answer includes everything the loop has done; if the loop is busy for
+// longer than statusWait it returns the state as of the end of the loop's last
+// pass instead (at most one pass old).
 func (n *Node) Status(ctx context.Context) ([]PeerStatus, error) {
+	select {
+	case <-n.done:
+		return nil, ErrStopped
+	default:
+	}
 	var st []PeerStatus
-	err := n.call(ctx, func() {
-		for _, ps := range n.m.Status() {
-			st = append(st, PeerStatus{
-				Peer: fromMachine(ps.Peer), Connected: ps.Connected, LastSeen: ps.LastSeen,
-				EntriesReceived: ps.EntriesReceived, EntriesSent: ps.EntriesSent,
-				Inflight: ps.Inflight, DialFailures: ps.DialFailures, Feeds: ps.Feeds,
-			})
-		}
-	})
-	return st, err
+	if n.status.Load() == nil { // Serve has not run a pass yet
+		err := n.call(ctx, func() { st = n.peerStatus() })
+		return st, err
+	}
+	t := n.cfg.Clock.NewTimer(statusWait)
+	defer t.Stop()
+	ran := make(chan struct{})
+	select {
+	case n.calls <- func() { st = n.peerStatus(); close(ran) }:
+		<-ran
+		return st, nil
+	case <-t.C():
+		return slices.Clone(*n.status.Load()), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-n.done:
+		return nil, ErrStopped
+	}
+}
+
+// peerStatus converts the machine's status. Loop goroutine only.
+func (n *Node) peerStatus() []PeerStatus {
+	var st []PeerStatus
+	for _, ps := range n.m.Status() {
+		st = append(st, PeerStatus{
+			Peer: fromMachine(ps.Peer), Connected: ps.Connected, LastSeen: ps.LastSeen,
+			EntriesReceived: ps.EntriesReceived, EntriesSent: ps.EntriesSent,
+			Inflight: ps.Inflight, DialFailures: ps.DialFailures, Feeds: ps.Feeds,
+		})
+	}
+	return st
+}
+
+// publishStatus stores the status Status answers with while the loop is busy.
+// Loop goroutine only.
+func (n *Node) publishStatus() {
+	st := n.peerStatus()
+	n.status.Store(&st)
 }
 
 // Serve runs the node until ctx ends; it returns ctx's error. It may be called
@@ -236,6 +285,7 @@ func (n *Node) Serve(ctx context.Context) error {
 		return fmt.Errorf("sync node: reading heads: %w", err)
 	}
 	n.process(ctx, &dials)
+	n.publishStatus()
 	for {
 		select {
 		case <-ctx.Done():
@@ -259,6 +309,7 @@ func (n *Node) Serve(ctx context.Context) error {
 			f()
 		}
 		n.process(ctx, &dials)
+		n.publishStatus()
 	}
 }
 

@@ -2,7 +2,9 @@ package sync_test
 
 import (
 	"errors"
+	stdsync "sync"
 	"testing"
+	"time"
 
 	crowsync "github.com/crow-sync/crow/sync"
 	"github.com/crow-sync/crow/sync/protocol"
@@ -254,5 +256,85 @@ func TestNodeStopped(t *testing.T) {
 	c.stop("a")
 	if _, err := c.n("a").node.Status(t.Context()); !errors.Is(err, crowsync.ErrStopped) {
 		t.Fatalf("Status after stop: %v", err)
+	}
+}
+
+// storeGate is Feeds whose VerifyAndStore waits for release once armed, so a
+// test can hold the Node's loop inside a pass.
+type storeGate struct {
+	crowsync.Feeds
+	armed   chan struct{} // closed: the next VerifyAndStore blocks
+	entered chan struct{} // closed when a VerifyAndStore blocked
+	release chan struct{}
+}
+
+func (g *storeGate) VerifyAndStore(r crowsync.Range) (crowsync.Head, error) {
+	select {
+	case <-g.armed:
+		select {
+		case <-g.entered:
+		default:
+			close(g.entered)
+		}
+		<-g.release
+	default:
+	}
+	return g.Feeds.VerifyAndStore(r)
+}
+
+// TestStatusWhileLoopBusy: while the loop is held inside a pass (storing a
+// range), Status answers after statusWait with the state the loop published
+// at the end of its last pass, instead of waiting for the pass; once the loop
+// is free it answers with the current state again.
+func TestStatusWhileLoopBusy(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	g := &storeGate{Feeds: c.n("b").feeds, armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	c.n("b").feeds = g
+	var once stdsync.Once
+	unhold := func() { once.Do(func() { close(g.release) }) }
+	t.Cleanup(unhold) // before the cluster's cleanup stops the nodes
+	appendN(c.n("a"), 3, "a")
+	c.start("a", "b")
+	c.start("b", "a")
+	c.waitFor("b holds a's 3 entries", func() bool { return c.has("b", "a") })
+	a := c.n("a").id
+	if st := c.status("b")[a]; !st.Connected || st.EntriesReceived != 3 {
+		t.Fatalf("b's status of a before: %+v", st)
+	}
+
+	close(g.armed)
+	appendN(c.n("a"), 2, "a2") // pushed to b, whose loop blocks storing it
+	<-g.entered
+	got := make(chan []crowsync.PeerStatus)
+	go func() {
+		st, err := c.n("b").node.Status(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- st
+	}()
+	var st []crowsync.PeerStatus
+	deadline := time.Now().Add(10 * time.Second)
+	for st == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Status did not answer while the loop was held")
+		}
+		select {
+		case st = <-got:
+		case <-time.After(time.Millisecond):
+			c.clock.Advance(time.Millisecond) // the loop is held: only Status's timer moves
+		}
+		if st == nil && c.n("b").mem.Len(feedKey(c.n("a"))) != 3 {
+			t.Fatal("the range was stored while the loop was held")
+		}
+	}
+	if len(st) != 1 || st[0].Peer != a || !st[0].Connected || st[0].EntriesReceived != 3 {
+		t.Fatalf("status while the loop is held: %+v, want a connected with 3 entries received", st)
+	}
+
+	unhold()
+	c.waitFor("b holds a's 5 entries", func() bool { return c.has("b", "a") })
+	if st := c.status("b")[a]; !st.Connected || st.EntriesReceived != 5 {
+		t.Fatalf("b's status of a after: %+v", st)
 	}
 }
