@@ -1,9 +1,12 @@
 package feed
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Replicas holds verified replicas of other instances' feeds in a Storage
@@ -16,6 +19,17 @@ type Replicas struct {
 	mu    sync.Mutex
 	feeds map[PublicKey]*replica // guarded by mu: loaded on first use
 	w     *walker                // guarded by mu
+
+	// held is what Held and Fork answer with without mu (which an Apply
+	// holds through its storage write and fsync): every replica's state and
+	// fork, published under mu after each change. nil until first loaded.
+	held atomic.Pointer[heldSnap]
+}
+
+// heldSnap is an immutable view of the replicas held.
+type heldSnap struct {
+	infos []FeedInfo // replicas with a stored head, by key
+	forks map[PublicKey]*ForkError
 }
 
 // replica is the in-memory state of one held feed.
@@ -263,6 +277,7 @@ func (rs *Replicas) applyLocked(r *replica, key PublicKey, p *Proof, entries [][
 	if newRoots != nil {
 		r.roots = newRoots
 	}
+	rs.publishLocked(false)
 	return r.state, nil
 }
 
@@ -318,6 +333,7 @@ func (rs *Replicas) recordForkLocked(r *replica, key PublicKey, held, other Head
 		return fmt.Errorf("recording fork of %s: %w (fork: %w)", key, err, fe)
 	}
 	r.fork = fe
+	rs.publishLocked(false)
 	return fe
 }
 
@@ -382,7 +398,16 @@ func (rs *Replicas) Proof(key PublicKey, start, end, since uint64) (*Proof, erro
 }
 
 // Fork returns the recorded fork of a feed, or nil if it is not forked.
+// For a replica it answers from memory, without waiting for an Apply in
+// progress (the registry asks it for every instance it describes).
 func (rs *Replicas) Fork(key PublicKey) (*ForkError, error) {
+	if key != rs.self {
+		snap, err := rs.snapshot()
+		if err != nil {
+			return nil, err
+		}
+		return snap.forks[key], nil
+	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	r, err := rs.loadLocked(key)
@@ -390,6 +415,71 @@ func (rs *Replicas) Fork(key PublicKey) (*ForkError, error) {
 		return nil, err
 	}
 	return r.fork, nil
+}
+
+// Held returns the replicas held (not the own feed) with a stored head, by
+// key: List without the own feed and without reading storage. It does not
+// wait for an Apply in progress; what it returns is stored.
+func (rs *Replicas) Held() ([]FeedInfo, error) {
+	snap, err := rs.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(snap.infos), nil
+}
+
+// snapshot returns the published view of the replicas, loading every
+// replica in storage the first time.
+func (rs *Replicas) snapshot() (*heldSnap, error) {
+	if snap := rs.held.Load(); snap != nil {
+		return snap, nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if snap := rs.held.Load(); snap != nil {
+		return snap, nil
+	}
+	var keys []PublicKey
+	err := rs.st.View(func(r Reader) error {
+		return r.Feeds(func(k PublicKey, _ State) error {
+			if k != rs.self {
+				keys = append(keys, k)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing feeds: %w", err)
+	}
+	for _, k := range keys {
+		if _, err := rs.loadLocked(k); err != nil {
+			return nil, err
+		}
+	}
+	rs.publishLocked(true)
+	return rs.held.Load(), nil
+}
+
+// publishLocked publishes the loaded replicas for Held and Fork; unless
+// first, only once snapshot has loaded them all.
+func (rs *Replicas) publishLocked(first bool) {
+	if !first && rs.held.Load() == nil {
+		return
+	}
+	snap := &heldSnap{forks: map[PublicKey]*ForkError{}}
+	for k, r := range rs.feeds {
+		if k == rs.self {
+			continue
+		}
+		if r.fork != nil {
+			snap.forks[k] = r.fork
+		}
+		if r.has {
+			snap.infos = append(snap.infos, FeedInfo{Key: k, State: r.state, Forked: r.fork != nil})
+		}
+	}
+	slices.SortFunc(snap.infos, func(a, b FeedInfo) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+	rs.held.Store(snap)
 }
 
 // Delete removes a replica with everything stored for it, fork evidence
@@ -402,7 +492,9 @@ func (rs *Replicas) Delete(key PublicKey) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	delete(rs.feeds, key)
-	return rs.st.Delete(key)
+	err := rs.st.Delete(key)
+	rs.publishLocked(false)
+	return err
 }
 
 // applyUnderHeldLocked applies a range that ends before the held head h0

@@ -318,13 +318,32 @@ func TestFork(t *testing.T) {
 			if len(list) != 1 || !list[0].Forked {
 				t.Fatalf("list %+v", list)
 			}
+			for i, r := range []*Replicas{rs, rs2} { // the one that recorded it, the reopened one
+				held, err := r.Held()
+				if err != nil || len(held) != 1 || !held[0].Forked || held[0].State != list[0].State {
+					t.Fatalf("replicas %d: held %+v, %v; want %+v", i, held, err, list)
+				}
+				if got, err := r.Fork(a.Key()); err != nil || got == nil || got.Other != fe.Other {
+					t.Fatalf("replicas %d: Fork %v, %v; want %v", i, got, err, fe)
+				}
+			}
 			// the operator deletes the replica; it starts over
 			if err := rs2.Delete(a.Key()); err != nil {
 				t.Fatal(err)
 			}
+			if held, _ := rs2.Held(); len(held) != 0 {
+				t.Fatalf("held after delete: %+v", held)
+			}
+			if got, err := rs2.Fork(a.Key()); got != nil || err != nil {
+				t.Fatalf("Fork after delete: %v, %v", got, err)
+			}
 			p, _ = b.Proof(0, 24, 0)
 			if _, err := rs2.Apply(p, eb); err != nil {
 				t.Fatal(err)
+			}
+			held, _ := rs2.Held()
+			if len(held) != 1 || held[0].Forked || held[0].State.Length != 24 || held[0].State.Head != b.Head() {
+				t.Fatalf("held after starting over: %+v", held)
 			}
 		})
 	}
@@ -376,4 +395,71 @@ func TestConcurrentServe(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// gatedStorage is a Storage whose Write blocks, once armed, until release.
+type gatedStorage struct {
+	Storage
+	armed   chan struct{} // closed: the next Write blocks
+	entered chan struct{} // closed when a Write blocked
+	release chan struct{}
+}
+
+func (g *gatedStorage) Write(b *Batch) error {
+	select {
+	case <-g.armed:
+		select {
+		case <-g.entered:
+		default:
+			close(g.entered)
+		}
+		<-g.release
+	default:
+	}
+	return g.Storage.Write(b)
+}
+
+// TestHeldDoesNotWaitForApply: Held and Fork answer from memory while an
+// Apply holds the replicas' lock through its storage write, with the state
+// stored before it; once the write is done they answer with the new state,
+// the same as List.
+func TestHeldDoesNotWaitForApply(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	entries := randEntries(rng, 30, 16)
+	l, _ := buildLog(t, rng, entries)
+	g := &gatedStorage{Storage: NewMemStorage(), armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	rs := OpenReplicas(g, PublicKey{})
+	if held, err := rs.Held(); err != nil || len(held) != 0 {
+		t.Fatalf("held at start: %+v, %v", held, err)
+	}
+	p, _ := l.Proof(0, 10, 0)
+	if _, err := rs.Apply(p, entries[:10]); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rs.List()
+
+	close(g.armed)
+	done := make(chan error, 1)
+	go func() {
+		p, _ := l.Proof(10, 30, 10)
+		_, err := rs.Apply(p, entries[10:30])
+		done <- err
+	}()
+	<-g.entered // the Apply holds rs.mu, inside its write
+	held, err := rs.Held()
+	if err != nil || len(held) != 1 || held[0] != before[0] {
+		t.Fatalf("held during the apply: %+v, %v; want %+v", held, err, before)
+	}
+	if fe, err := rs.Fork(l.Key()); fe != nil || err != nil {
+		t.Fatalf("Fork during the apply: %v, %v", fe, err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	after, _ := rs.List()
+	held, _ = rs.Held()
+	if len(held) != 1 || held[0] != after[0] || held[0].State.Length != 30 {
+		t.Fatalf("held after the apply: %+v; list %+v", held, after)
+	}
 }

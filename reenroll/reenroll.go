@@ -110,6 +110,15 @@ type Manager struct {
 	mu   sync.Mutex
 	busy bool
 	kick chan struct{}
+
+	jobMu sync.Mutex
+	job   *cachedJob // guarded by jobMu: the persisted job, nil until read
+}
+
+// cachedJob is the persisted job as Job answers it.
+type cachedJob struct {
+	j  Job
+	ok bool
 }
 
 // New returns a Manager.
@@ -135,8 +144,33 @@ func (m *Manager) Forked() *ForkedError {
 	return nil
 }
 
-// Job returns the persisted reenrollment, ok false if there is none.
-func (m *Manager) Job() (Job, bool, error) { return loadJob(m.cfg.DB) }
+// Job returns the persisted reenrollment, ok false if there is none. It is
+// read from the store once and then kept in memory (only the Manager writes
+// it, through storeJob), so the sync status it is part of does not wait for
+// the store's commits in flight.
+func (m *Manager) Job() (Job, bool, error) {
+	m.jobMu.Lock()
+	defer m.jobMu.Unlock()
+	if m.job == nil {
+		j, ok, err := loadJob(m.cfg.DB)
+		if err != nil {
+			return Job{}, false, err
+		}
+		m.job = &cachedJob{j: j, ok: ok}
+	}
+	return m.job.j, m.job.ok, nil
+}
+
+// storeJob persists job and, once committed, makes it what Job answers.
+func (m *Manager) storeJob(ctx context.Context, job Job) error {
+	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+		return err
+	}
+	m.jobMu.Lock()
+	m.job = &cachedJob{j: job, ok: true}
+	m.jobMu.Unlock()
+	return nil
+}
 
 func loadJob(db *store.DB) (j Job, ok bool, err error) {
 	err = db.View(func(txn *store.Txn) error {
@@ -234,7 +268,7 @@ func (m *Manager) Start(ctx context.Context, invite string) (Started, error) {
 	job := m.newJob(fe, id)
 	// The job first: a crash before the directory is rewritten leaves a job
 	// for an id this directory does not have, which Archive ignores.
-	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+	if err := m.storeJob(ctx, job); err != nil {
 		return Started{}, fmt.Errorf("recording the reenrollment: %w", err)
 	}
 	homeID := ""
@@ -281,7 +315,7 @@ func (m *Manager) startSeed(ctx context.Context, fe *feed.ForkError) (Started, e
 		return Started{}, err
 	}
 	job := m.newJob(fe, id)
-	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+	if err := m.storeJob(ctx, job); err != nil {
 		return Started{}, fmt.Errorf("recording the reenrollment: %w", err)
 	}
 	if err := m.cfg.Home.ReenrollSeed(id, home.Enrollment{HomeURL: homeURL, HomeID: homeID}, m.cfg.Clock.Now()); err != nil {
@@ -362,7 +396,7 @@ func (m *Manager) Archive(ctx context.Context) error {
 	job.Phase = PhaseReplaying
 	// The job moves on before the feed goes: a crash in between archives
 	// again from nothing held (ForkLength 0) only if the job had not moved.
-	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+	if err := m.storeJob(ctx, job); err != nil {
 		return err
 	}
 	if err := m.cfg.Reps.Delete(old); err != nil {
@@ -449,7 +483,7 @@ func (m *Manager) step(ctx context.Context, job Job) (done bool, err error) {
 	job.Replayed, job.Skipped = replayed, skipped
 	job.Phase = PhaseDone
 	job.DoneAt = m.cfg.Clock.Now().UTC().Format(time.RFC3339)
-	if err := m.cfg.DB.Update(ctx, func(txn *store.Txn) error { return saveJob(txn, job) }); err != nil {
+	if err := m.storeJob(ctx, job); err != nil {
 		return false, err
 	}
 	m.log.Info("reenroll: fork-branch writes replayed under the new identity", "common_prefix", k,

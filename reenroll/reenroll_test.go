@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 
 	"github.com/crow-sync/crow/feed"
@@ -164,6 +165,7 @@ func TestArchiveAndReplay(t *testing.T) {
 	if job.Phase != PhaseReplaying || job.ForkLength != 5 {
 		t.Fatalf("job after archive %+v", job)
 	}
+	sameJobStored(t, db, job)
 	// Nothing is known before the genuine branch arrives.
 	if done, err := m.step(ctx, job); done || err != nil {
 		t.Fatalf("replayed without the genuine branch: %v %v", done, err)
@@ -195,6 +197,7 @@ func TestArchiveAndReplay(t *testing.T) {
 	if job.Phase != PhaseDone || job.CommonPrefix == nil || *job.CommonPrefix != 2 || job.Replayed != 3 || job.ForkEntries != 3 {
 		t.Fatalf("job after replay %+v", job)
 	}
+	sameJobStored(t, db, job)
 	for id, want := range map[string]bool{"f1": true, "f2": true, "c1": true, "c2": false} {
 		row, err := db.Get(store.TableMemories, id)
 		if err != nil {
@@ -259,5 +262,14 @@ func TestForkVersions(t *testing.T) {
 	}
 	if len(got) != 3 {
 		t.Fatalf("%d rows", len(got))
+	}
+}
+
+// sameJobStored fails unless the store holds job (Job answers from memory).
+func sameJobStored(t *testing.T, db *store.DB, job Job) {
+	t.Helper()
+	stored, ok, err := loadJob(db)
+	if err != nil || !ok || !reflect.DeepEqual(stored, job) {
+		t.Fatalf("Job answered %+v; the store holds %+v (%v, %v)", job, stored, ok, err)
 	}
 }

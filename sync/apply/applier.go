@@ -171,7 +171,7 @@ func (a *Applier) Serve(ctx context.Context) error {
 func (a *Applier) CatchUp(ctx context.Context) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	feeds, err := a.rs.List()
+	feeds, err := a.rs.Held()
 	if err != nil {
 		return 0, fmt.Errorf("apply: %w", err)
 	}

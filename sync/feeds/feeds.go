@@ -126,7 +126,9 @@ func wireHead(key feed.PublicKey, st feed.State) wire.Head {
 
 // Heads implements sync.Feeds: the own feed (if not empty) and every replica.
 func (f *Feeds) Heads() ([]wire.Head, error) {
-	infos, err := f.reps.List()
+	// From memory: the Node asks at every change of a feed, and a read of
+	// storage would wait for whatever commit is in flight (an apply's).
+	infos, err := f.reps.Held()
 	if err != nil {
 		return nil, fmt.Errorf("listing feed heads: %w", err)
 	}
