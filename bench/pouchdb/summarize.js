@@ -25,6 +25,8 @@ const rows = [
   ['  crow: until GET /v1/projects counted N (start of the call), s', null, 'full_sync_s', false],
   ['  crow: until the last memory is found by the satellite\'s search, s', null, 'full_sync_searchable_s', false],
   ['  crow: home feed stored on satellite, s (verified, not yet applied)', null, 'full_sync_feed_stored_s', false],
+  ['  crow: GET /v1/sync/status on the satellite during the sync, p50 ms', null, 'sat_status_during_sync_p50_ms', false],
+  ['  crow: GET /v1/sync/status on the satellite during the sync, p99 ms', null, 'sat_status_during_sync_p99_ms', false],
   ['reconnect catch-up of 1,000: ms (PouchDB: new replication; crow: sync pause → resume)', 'catchup_ms', 'catchup_pause_resume_ms', false],
   ['  crow catch-up, restart: from satellite process spawn, ms', null, 'catchup_restart_from_spawn_ms', false],
   ['  crow catch-up, restart: from satellite /health ready, ms', null, 'catchup_restart_from_ready_ms', false],

@@ -503,8 +503,12 @@ func main() {
 	home.cli("instance", "add", "http://"+sat.addr)
 	res["instance_add_ms"] = ms(time.Since(t0))
 	var tFeed time.Duration
+	var statusCalls []time.Duration // GET /v1/sync/status on the satellite while it takes the feed
 	for {
-		if sat.feedLen("", homeFeed) >= last {
+		tq := time.Now()
+		got := sat.feedLen("", homeFeed)
+		statusCalls = append(statusCalls, time.Since(tq))
+		if got >= last {
 			tFeed = time.Since(t0)
 			break
 		}
@@ -530,6 +534,11 @@ func main() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	endPhase()
+	slices.Sort(statusCalls)
+	res["sat_status_during_sync_calls"] = len(statusCalls)
+	res["sat_status_during_sync_p50_ms"] = ms(statusCalls[len(statusCalls)/2])
+	res["sat_status_during_sync_p99_ms"] = ms(statusCalls[len(statusCalls)*99/100])
+	res["sat_status_during_sync_max_ms"] = ms(statusCalls[len(statusCalls)-1])
 	res["full_sync_feed_stored_s"] = secs(tFeed)
 	res["full_sync_marker_s"] = secs(tMarker)
 	res["full_sync_s"] = secs(tAll)
