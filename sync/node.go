@@ -210,7 +210,7 @@ func (n *Node) Revoke(ctx context.Context, p PeerID) error {
 // range (verify and fsync) and serves every requested one itself, so during a
 // large catch-up one pass can take hundreds of milliseconds; a status page or
 // a metrics scrape should not.
-const statusWait = 20 * time.Millisecond
+const statusWait = 5 * time.Millisecond
 
 // Status returns the per-peer replication state. It asks the loop, so the
 // answer includes everything the loop has done; if the loop is busy for
