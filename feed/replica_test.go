@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/crow-sync/crow/internal/testhold"
 )
 
 // TestTamperRejected flips bits in every part of a proof and its entries and
@@ -397,25 +399,14 @@ func TestConcurrentServe(t *testing.T) {
 	<-done
 }
 
-// gatedStorage is a Storage whose Write blocks, once armed, until release.
+// gatedStorage is a Storage whose Write can be held (hold.Arm).
 type gatedStorage struct {
 	Storage
-	armed   chan struct{} // closed: the next Write blocks
-	entered chan struct{} // closed when a Write blocked
-	release chan struct{}
+	hold *testhold.Point
 }
 
 func (g *gatedStorage) Write(b *Batch) error {
-	select {
-	case <-g.armed:
-		select {
-		case <-g.entered:
-		default:
-			close(g.entered)
-		}
-		<-g.release
-	default:
-	}
+	g.hold.Here()
 	return g.Storage.Write(b)
 }
 
@@ -427,7 +418,8 @@ func TestHeldDoesNotWaitForApply(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
 	entries := randEntries(rng, 30, 16)
 	l, _ := buildLog(t, rng, entries)
-	g := &gatedStorage{Storage: NewMemStorage(), armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	g := &gatedStorage{Storage: NewMemStorage(), hold: testhold.New()}
+	t.Cleanup(g.hold.Release)
 	rs := OpenReplicas(g, PublicKey{})
 	if held, err := rs.Held(); err != nil || len(held) != 0 {
 		t.Fatalf("held at start: %+v, %v", held, err)
@@ -438,14 +430,14 @@ func TestHeldDoesNotWaitForApply(t *testing.T) {
 	}
 	before, _ := rs.List()
 
-	close(g.armed)
+	g.hold.Arm()
 	done := make(chan error, 1)
 	go func() {
 		p, _ := l.Proof(10, 30, 10)
 		_, err := rs.Apply(p, entries[10:30])
 		done <- err
 	}()
-	<-g.entered // the Apply holds rs.mu, inside its write
+	<-g.hold.Entered() // the Apply holds rs.mu, inside its write
 	held, err := rs.Held()
 	if err != nil || len(held) != 1 || held[0] != before[0] {
 		t.Fatalf("held during the apply: %+v, %v; want %+v", held, err, before)
@@ -453,7 +445,7 @@ func TestHeldDoesNotWaitForApply(t *testing.T) {
 	if fe, err := rs.Fork(l.Key()); fe != nil || err != nil {
 		t.Fatalf("Fork during the apply: %v, %v", fe, err)
 	}
-	close(g.release)
+	g.hold.Release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

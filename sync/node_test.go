@@ -2,10 +2,10 @@ package sync_test
 
 import (
 	"errors"
-	stdsync "sync"
 	"testing"
 	"time"
 
+	"github.com/crow-sync/crow/internal/testhold"
 	crowsync "github.com/crow-sync/crow/sync"
 	"github.com/crow-sync/crow/sync/protocol"
 	"github.com/crow-sync/crow/sync/wire"
@@ -259,26 +259,15 @@ func TestNodeStopped(t *testing.T) {
 	}
 }
 
-// storeGate is Feeds whose VerifyAndStore waits for release once armed, so a
-// test can hold the Node's loop inside a pass.
+// storeGate is Feeds whose VerifyAndStore can be held (hold.Arm), holding
+// the Node's loop inside a pass.
 type storeGate struct {
 	crowsync.Feeds
-	armed   chan struct{} // closed: the next VerifyAndStore blocks
-	entered chan struct{} // closed when a VerifyAndStore blocked
-	release chan struct{}
+	hold *testhold.Point
 }
 
 func (g *storeGate) VerifyAndStore(r crowsync.Range) (crowsync.Head, error) {
-	select {
-	case <-g.armed:
-		select {
-		case <-g.entered:
-		default:
-			close(g.entered)
-		}
-		<-g.release
-	default:
-	}
+	g.hold.Here()
 	return g.Feeds.VerifyAndStore(r)
 }
 
@@ -288,11 +277,9 @@ func (g *storeGate) VerifyAndStore(r crowsync.Range) (crowsync.Head, error) {
 // is free it answers with the current state again.
 func TestStatusWhileLoopBusy(t *testing.T) {
 	c := newCluster(t, "a", "b")
-	g := &storeGate{Feeds: c.n("b").feeds, armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	g := &storeGate{Feeds: c.n("b").feeds, hold: testhold.New()}
 	c.n("b").feeds = g
-	var once stdsync.Once
-	unhold := func() { once.Do(func() { close(g.release) }) }
-	t.Cleanup(unhold) // before the cluster's cleanup stops the nodes
+	t.Cleanup(g.hold.Release) // before the cluster's cleanup stops the nodes
 	appendN(c.n("a"), 3, "a")
 	c.start("a", "b")
 	c.start("b", "a")
@@ -302,9 +289,9 @@ func TestStatusWhileLoopBusy(t *testing.T) {
 		t.Fatalf("b's status of a before: %+v", st)
 	}
 
-	close(g.armed)
+	g.hold.Arm()
 	appendN(c.n("a"), 2, "a2") // pushed to b, whose loop blocks storing it
-	<-g.entered
+	<-g.hold.Entered()
 	got := make(chan []crowsync.PeerStatus)
 	go func() {
 		st, err := c.n("b").node.Status(t.Context())
@@ -332,7 +319,7 @@ func TestStatusWhileLoopBusy(t *testing.T) {
 		t.Fatalf("status while the loop is held: %+v, want a connected with 3 entries received", st)
 	}
 
-	unhold()
+	g.hold.Release()
 	c.waitFor("b holds a's 5 entries", func() bool { return c.has("b", "a") })
 	if st := c.status("b")[a]; !st.Connected || st.EntriesReceived != 5 {
 		t.Fatalf("b's status of a after: %+v", st)
