@@ -65,6 +65,19 @@ func (q *Quiet) Wait(ctx context.Context) error {
 	}
 }
 
+// Idle returns how long ago the last Touch was, and false if there has been
+// none (a nil Quiet: none).
+func (q *Quiet) Idle() (time.Duration, bool) {
+	if q == nil {
+		return 0, false
+	}
+	last := q.last.Load()
+	if last == 0 {
+		return 0, false
+	}
+	return q.clk.Now().Sub(time.Unix(0, last)), true
+}
+
 // Waited is the total time Wait has spent waiting for pauses.
 func (q *Quiet) Waited() time.Duration {
 	if q == nil {

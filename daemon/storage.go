@@ -81,6 +81,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	d.onClose(d.index.Close)
 	step("index")
 	d.indexer = search.NewIndexer(d.db, d.index)
+	d.indexer.Foreground = d.quiet
 	d.indexer.Clock = d.clk
 	// A full disk pauses indexing before bleve writes (the index catches up after).
 	d.indexer.SpaceCheck = d.db.CheckSpace

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -39,6 +40,14 @@ type Indexer struct {
 	// Clock times the linger and the pause after an error (nil:
 	// clock.System). Set it before Serve.
 	Clock clock.Clock
+	// Foreground, if set, is touched by the work the user waits for (API
+	// writes, replication): before each bleve batch the indexer waits until
+	// it has paused for YieldPause, for YieldMax at most, unless a search
+	// waits for the index (read-your-writes cuts the wait short). Indexing
+	// then takes what those leave of the CPU, in larger batches.
+	Foreground *clock.Quiet
+	// YieldPause and YieldMax (defaults DefaultYieldPause, DefaultYieldMax).
+	YieldPause, YieldMax time.Duration
 
 	// owned by the pruner goroutine (then by Serve, once it has stopped)
 	pruned uint64 // every q/ entry below pruned+1 is deleted
@@ -89,6 +98,40 @@ func NewIndexer(db *store.DB, ix *Index) *Indexer {
 // DefaultLinger is the Indexer's default Linger.
 const DefaultLinger = 50 * time.Millisecond
 
+// The defaults of YieldPause and YieldMax: the index may trail a busy
+// instance's writes by about a second when nothing searches.
+const (
+	DefaultYieldPause = 100 * time.Millisecond
+	DefaultYieldMax   = time.Second
+)
+
+// yield waits, before a batch, for a pause in the foreground work (see
+// Foreground). It returns ctx's error if ctx ends.
+func (x *Indexer) yield(ctx context.Context) error {
+	if x.Foreground == nil {
+		return nil
+	}
+	pause, most := cmp.Or(x.YieldPause, DefaultYieldPause), cmp.Or(x.YieldMax, DefaultYieldMax)
+	deadline := x.clk.Now().Add(most)
+	for {
+		idle, touched := x.Foreground.Idle()
+		left := deadline.Sub(x.clk.Now())
+		if !touched || idle >= pause || left <= 0 {
+			return nil
+		}
+		t := x.clk.NewTimer(min(pause-idle, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-x.ix.hurry:
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
 // retryPause is the Indexer's pause after a failed step.
 const retryPause = time.Second
 
@@ -118,6 +161,9 @@ func (x *Indexer) Serve(ctx context.Context) error {
 	defer func() { stopPruner(); <-pruner; x.shutdown() }()
 	for {
 		_, changed := x.db.QueueHead() // before reading q/, so no wake-up is lost
+		if x.yield(ctx) != nil {
+			return nil
+		}
 		n, err := x.catchUp()
 		if errors.Is(err, errNoSpace) {
 			if !x.pausedForSpace(ctx, err) {

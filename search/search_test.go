@@ -417,3 +417,77 @@ func TestLingerOnFakeClock(t *testing.T) {
 		t.Fatalf("after the linger the index holds %v at %d, want 3 memories at %d", got, ix.Seq(), last)
 	}
 }
+
+// TestIndexerYieldsToForeground: while the foreground (API writes,
+// replication) keeps touching, the indexer waits for a pause of YieldPause
+// before a batch, for YieldMax at most; a search waiting for read-your-writes
+// does not wait for either.
+func TestIndexerYieldsToForeground(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fg := clock.NewQuiet(clk, time.Hour, time.Hour) // only Idle is used
+	x := NewIndexer(env.DB, ix)
+	x.Linger, x.Clock, x.Foreground = 0, clk, fg
+	x.YieldPause, x.YieldMax = 100*time.Millisecond, time.Second
+	idle := make(chan struct{}, 1)
+	x.idle = func() {
+		select {
+		case idle <- struct{}{}:
+		default:
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- x.Serve(ctx) }()
+	defer func() { stop(); <-served; ix.Close() }()
+	<-idle // nothing touched yet: caught up without waiting
+
+	ms := corpus()
+	// A pause: the batch waits YieldPause after the last touch.
+	fg.Touch()
+	seq := put(t, env.Writer, store.OpInsert, ms[0])
+	clk.BlockUntil(1)
+	clk.Advance(99 * time.Millisecond)
+	if got := ix.Seq(); got >= seq {
+		t.Fatalf("indexed %d before the foreground paused", got)
+	}
+	clk.Advance(time.Millisecond)
+	<-idle
+	if got := ix.Seq(); got < seq {
+		t.Fatalf("index at %d after the pause, want %d", got, seq)
+	}
+
+	// No pause: the batch waits YieldMax. The foreground touches every 50 ms
+	// of the fake clock while the indexer holds the change.
+	fg.Touch()
+	start := clk.Now()
+	seq = put(t, env.Writer, store.OpInsert, ms[1])
+	deadline := time.Now().Add(10 * time.Second)
+	for ix.Seq() < seq {
+		if time.Now().After(deadline) {
+			t.Fatalf("not indexed after %v of the fake clock", clk.Since(start))
+		}
+		if len(clk.Pending()) == 0 { // the indexer is between timers (or indexing)
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		clk.Advance(50 * time.Millisecond)
+		fg.Touch()
+	}
+	if took := clk.Since(start); took < time.Second || took > time.Second+100*time.Millisecond {
+		t.Fatalf("indexed %v after the change under constant touches, want YieldMax (1 s)", took)
+	}
+
+	// A waiting search: no wait at all, the clock standing still.
+	fg.Touch()
+	seq = put(t, env.Writer, store.OpInsert, ms[2])
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ix.WaitFor(wctx, seq); err != nil {
+		t.Fatalf("a waiting search was held by the yield: %v", err)
+	}
+}
