@@ -29,4 +29,9 @@
 // Callers get read-your-writes with Index.WaitFor(ctx, seq), seq being a Row.Seq returned by
 // the store or store.DB.QueueHead: it waits for the in-memory introduction of the batch, not
 // for its persist.
+//
+// Indexing is background work: after a change the Indexer lingers (Linger) so a burst becomes
+// one batch, and with Indexer.Foreground set (the daemon's clock.Quiet, touched by API writes
+// and replication) it waits before each batch for a pause in that work (YieldPause, at most
+// YieldMax). A WaitFor cuts both short, so a search never waits for them.
 package search
