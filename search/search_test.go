@@ -384,17 +384,7 @@ func TestLingerOnFakeClock(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	x := NewIndexer(env.DB, ix)
 	x.Linger, x.Clock = 10*time.Second, clk
-	idle := make(chan struct{}, 1)
-	x.idle = func() {
-		select {
-		case idle <- struct{}{}:
-		default:
-		}
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- x.Serve(ctx) }()
-	defer func() { stop(); <-served; ix.Close() }()
+	idle := serveIndexer(t, x, ix)
 	<-idle // caught up (the initial pass does not linger) and waiting for a change
 
 	var last uint64
@@ -433,17 +423,7 @@ func TestIndexerYieldsToForeground(t *testing.T) {
 	x := NewIndexer(env.DB, ix)
 	x.Linger, x.Clock, x.Foreground = 0, clk, fg
 	x.YieldPause, x.YieldMax = 100*time.Millisecond, time.Second
-	idle := make(chan struct{}, 1)
-	x.idle = func() {
-		select {
-		case idle <- struct{}{}:
-		default:
-		}
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- x.Serve(ctx) }()
-	defer func() { stop(); <-served; ix.Close() }()
+	idle := serveIndexer(t, x, ix)
 	<-idle // nothing touched yet: caught up without waiting
 
 	ms := corpus()
@@ -490,4 +470,22 @@ func TestIndexerYieldsToForeground(t *testing.T) {
 	if err := ix.WaitFor(wctx, seq); err != nil {
 		t.Fatalf("a waiting search was held by the yield: %v", err)
 	}
+}
+
+// serveIndexer runs x.Serve until the test ends (then closes ix) and returns
+// a channel that receives when the indexer, caught up, starts waiting for a
+// change.
+func serveIndexer(t *testing.T, x *Indexer, ix *Index) <-chan struct{} {
+	idle := make(chan struct{}, 1)
+	x.idle = func() {
+		select {
+		case idle <- struct{}{}:
+		default:
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- x.Serve(ctx) }()
+	t.Cleanup(func() { stop(); <-served; ix.Close() })
+	return idle
 }
