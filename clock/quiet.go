@@ -49,13 +49,11 @@ func (q *Quiet) Wait(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		last := q.last.Load()
-		if last == 0 {
+		idle, touched := q.Idle()
+		if !touched {
 			return nil
 		}
-		now := q.clk.Now()
-		idle := now.Sub(time.Unix(0, last))
-		waited := now.Sub(start)
+		waited := q.clk.Since(start)
 		if idle >= q.pause || waited >= q.maxDefer {
 			return nil
 		}

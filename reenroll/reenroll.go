@@ -345,7 +345,7 @@ func (m *Manager) restarting(job Job) Started {
 // to n/reenroll/entry/ and the old feed is deleted, so replication fetches
 // its genuine branch from peers like any peer's feed.
 func (m *Manager) Archive(ctx context.Context) error {
-	job, ok, err := loadJob(m.cfg.DB)
+	job, ok, err := m.Job()
 	if err != nil || !ok || job.NewInstanceID != m.cfg.Self {
 		return err
 	}
@@ -430,7 +430,7 @@ func (m *Manager) Notify() {
 // there is nothing (more) to do or ctx ends.
 func (m *Manager) Serve(ctx context.Context) error {
 	for {
-		job, ok, err := loadJob(m.cfg.DB)
+		job, ok, err := m.Job()
 		if err != nil {
 			return err
 		}
