@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ var (
 	loadClients = flag.Int("load.clients", 64, "BenchmarkLoad64: concurrent REST clients (half write, half search)")
 	loadPreload = flag.Int("load.preload", 2000, "BenchmarkLoad64: memories written before the measured run")
 	loadPprof   = flag.String("load.pprof", "", "BenchmarkLoad64: serve the daemon's net/http/pprof on this loopback HOST:PORT (CROW_PPROF)")
+	loadSamples = flag.String("load.samples", "", "BenchmarkLoad64: write every measured request to this file, one line each: start (µs after the run's start), latency (µs), write (true/false)")
 )
 
 // BenchmarkLoad64 runs 64 concurrent clients against one real daemon over its
@@ -72,6 +74,7 @@ func BenchmarkLoad64(b *testing.B) {
 	type sample struct {
 		write bool
 		d     time.Duration
+		at    time.Duration
 	}
 	per := make([][]sample, *loadClients)
 	next.Store(0)
@@ -93,7 +96,7 @@ func BenchmarkLoad64(b *testing.B) {
 					failed.CompareAndSwap(nil, err)
 					return
 				}
-				per[c] = append(per[c], sample{write, time.Since(t0)})
+				per[c] = append(per[c], sample{write, time.Since(t0), t0.Sub(start)})
 			}
 		})
 	}
@@ -104,6 +107,17 @@ func BenchmarkLoad64(b *testing.B) {
 		b.Fatalf("load: %v", err)
 	}
 	var writes, searches []time.Duration
+	if *loadSamples != "" {
+		var buf bytes.Buffer
+		for _, s := range per {
+			for _, x := range s {
+				fmt.Fprintf(&buf, "%d %d %v\n", x.at.Microseconds(), x.d.Microseconds(), x.write)
+			}
+		}
+		if err := os.WriteFile(*loadSamples, buf.Bytes(), 0o644); err != nil {
+			b.Fatalf("-load.samples: %v", err)
+		}
+	}
 	for _, s := range per {
 		for _, x := range s {
 			if x.write {

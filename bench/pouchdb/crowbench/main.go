@@ -809,6 +809,12 @@ func restartOnly(work string) {
 		d.key = strings.TrimSpace(string(k))
 	}
 	daemons = []*daemon{home, sat}
+	if *pprofDir != "" { // each restart's CPU profile, from the satellite's spawn
+		sat.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+12)
+		if err := os.MkdirAll(*pprofDir, 0o755); err != nil {
+			fatalf("-pprof: %v", err)
+		}
+	}
 	home.start()
 	sat.start()
 	for _, d := range daemons { // a run stopped mid-way may have left sync paused
@@ -833,8 +839,11 @@ func restartOnly(work string) {
 		m := home.writeMany(total, total+*catchupN, *workers)
 		total += *catchupN
 		home.waitFeedStill(homeFeed)
+		sat.cpuAtStart = sat.pprof != ""
 		ready := sat.start()
+		sat.cpuAtStart = false
 		c, d := sat.waitCatchup(m, 5*time.Minute)
+		endProfiles(fmt.Sprintf("restart-%d", i+1), nil, sat)
 		fmt.Printf("restart %d: %.1f ms from spawn (%.1f to /health, connected %.1f after, caught up %.1f after connecting)\n",
 			i+1, ms(ready+d), ms(ready), ms(c), ms(d-c))
 		time.Sleep(3 * time.Second) // the satellite's indexing of the 1,000 settles
