@@ -11,7 +11,9 @@
 //     operations together with the new position (internal key "crow_seq") in ONE bleve
 //     batch. Batches are near-real-time (scorch's
 //     unsafe_batch): a batch is searchable once Batch returns, and the persister writes it
-//     in the background. Documents and position are persisted together, in one snapshot.
+//     in the background, napping persisterNap after each persist so the batches of a busy
+//     period reach the disk merged, as one segment. Documents and position are persisted
+//     together, in one snapshot.
 //     Index.Seq is what searches see, Index.Durable what is on disk (the batch's persisted
 //     callback). Searches never wait for a persist or its fsync.
 //  3. Only q/ entries up to Durable are pruned from the store, by a pruner beside the

@@ -70,12 +70,27 @@ type Index struct {
 // closeFlushWait bounds how long Close waits for the persister to catch up.
 const closeFlushWait = 10 * time.Second
 
-// scorchConfig is the runtime configuration of the scorch index; tests add to it.
+// persisterNap is how long scorch's persister naps after each persist, so the segments
+// introduced meanwhile (one per indexer batch: under load, one per search waiting for
+// read-your-writes) are merged in memory and written as one file: one persist, its fsyncs
+// and one file for the merger per nap, not one per batch. Under BenchmarkLoad64 (about 50
+// batches a second) the mean rate was 1,504 req/s without a nap (10 runs), 1,695 with
+// 200 ms (9), 1,770 with 500 ms (3) and 1,773 with 1 s (9), interleaved; search p50 ~55 →
+// ~39 ms (docs/benchmarks/load.md, session 19). Searches do not wait for it (a batch is
+// searchable once introduced); the change queue is pruned up to what is persisted, so a
+// crash re-indexes at most a nap's worth; a clean stop waits for the nap to end (Close,
+// the Indexer's shutdown), so it is kept short.
+const persisterNap = 500 * time.Millisecond
+
+// scorchConfig is the runtime configuration of the scorch index; tests add to it (an
+// extra "scorchPersisterOptions" replaces persisterNap's).
 func scorchConfig(extra map[string]any) map[string]any {
-	// The persister runs without a nap: a nap of 500 ms (one merged persist per busy
-	// period) measured no better under BenchmarkLoad64 (docs/benchmarks/load.md) and
-	// makes every Close wait for it.
-	cfg := map[string]any{"unsafe_batch": true}
+	cfg := map[string]any{
+		"unsafe_batch": true,
+		"scorchPersisterOptions": map[string]any{
+			"PersisterNapTimeMSec": int(persisterNap / time.Millisecond),
+		},
+	}
 	for k, v := range extra {
 		cfg[k] = v
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -101,4 +102,52 @@ func TestSearchDoesNotWaitForPersistAndCrashCatchesUp(t *testing.T) {
 		t.Fatalf("the memory deleted before the crash is still found: %v", got)
 	}
 	persisted(t, ix)
+}
+
+// TestPersisterNaps: scorch's persister is configured to nap after each persist
+// (persisterNap), so the segments introduced meanwhile are merged in memory and persisted
+// together; scorch ignores a misspelt option, and this test then fails. Batches stay
+// searchable at once and all reach the disk after the nap. (How many segments one persist
+// takes depends on timing: the merger may cut a nap short.)
+func TestPersisterNaps(t *testing.T) {
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	stat := func(name string) uint64 {
+		t.Helper()
+		m, _ := ix.bi.StatsMap()["index"].(map[string]any)
+		v, ok := m[name].(uint64)
+		if !ok {
+			t.Fatalf("scorch stat %s missing (%T)", name, m[name])
+		}
+		return v
+	}
+	batch := func(seq uint64) {
+		t.Helper()
+		b := ix.bi.NewBatch()
+		if err := b.Index(fmt.Sprintf("m%d", seq), memoryDoc{Content: fmt.Sprintf("batch%d", seq)}.fields()); err != nil {
+			t.Fatal(err)
+		}
+		ix.seal(b, seq)
+		if err := ix.bi.Batch(b); err != nil {
+			t.Fatal(err)
+		}
+		ix.setSeq(seq)
+	}
+	for seq := uint64(1); seq <= 4; seq++ {
+		batch(seq)
+		if n := len(ids(t, ix, Query{Text: fmt.Sprintf("batch%d", seq)})); n != 1 {
+			t.Fatalf("batch %d: %d hits right after it was introduced, want 1", seq, n)
+		}
+	}
+	persisted(t, ix)
+	deadline := time.Now().Add(10 * time.Second)
+	for stat("TotPersisterNapPauseCompleted") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the persister never completed a nap of %v", persisterNap)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
