@@ -22,7 +22,7 @@ var (
 	loadClients = flag.Int("load.clients", 64, "BenchmarkLoad64: concurrent REST clients (half write, half search)")
 	loadPreload = flag.Int("load.preload", 2000, "BenchmarkLoad64: memories written before the measured run")
 	loadPprof   = flag.String("load.pprof", "", "BenchmarkLoad64: serve the daemon's net/http/pprof on this loopback HOST:PORT (CROW_PPROF)")
-	loadSamples = flag.String("load.samples", "", "BenchmarkLoad64: write every measured request to this file, one line each: start (µs after the run's start), latency (µs), write (true/false)")
+	loadSamples = flag.String("load.samples", "", "BenchmarkLoad64: write every measured request to this file: a first line \"# start\" and the run's wall-clock start, then one line each: start (µs after it), latency (µs), write (true/false)")
 )
 
 // BenchmarkLoad64 runs 64 concurrent clients against one real daemon over its
@@ -109,6 +109,7 @@ func BenchmarkLoad64(b *testing.B) {
 	var writes, searches []time.Duration
 	if *loadSamples != "" {
 		var buf bytes.Buffer
+		fmt.Fprintf(&buf, "# start %s\n", start.Format(time.RFC3339Nano))
 		for _, s := range per {
 			for _, x := range s {
 				fmt.Fprintf(&buf, "%d %d %v\n", x.at.Microseconds(), x.d.Microseconds(), x.write)
