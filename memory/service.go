@@ -270,16 +270,18 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]Result, error)
 	ms := make([]Memory, 0, len(hits))
 	err = s.db.View(func(txn *store.Txn) error {
 		for _, h := range hits {
-			r, err := txn.GetRow(store.TableMemories, h.ID)
-			if errors.Is(err, store.ErrNotFound) {
+			var d rowData
+			live := false
+			err := txn.RowData(store.TableMemories, h.ID, func(data []byte, deleted bool) error {
+				// deleted since the search: the index will drop it
+				live = !deleted && sjson.Unmarshal(data, &d) == nil
+				return nil
+			})
+			if errors.Is(err, store.ErrNotFound) || (err == nil && !live) {
 				continue
 			}
 			if err != nil {
 				return err
-			}
-			var d rowData
-			if r.Deleted || sjson.Unmarshal(r.Data, &d) != nil {
-				continue // deleted since the search: the index will drop it
 			}
 			ms = append(ms, d.memory())
 			out = append(out, Result{Score: h.Score})
@@ -316,16 +318,17 @@ func (s *Service) joinNumbers(ms []Memory) error {
 // joinNumbersTxn is joinNumbers inside txn.
 func joinNumbersTxn(txn *store.Txn, ms []Memory) error {
 	for i := range ms {
-		r, err := txn.GetRow(store.TableMemoryNumbers, ms[i].ID)
-		if errors.Is(err, store.ErrNotFound) {
+		var nd numberData
+		live := false
+		err := txn.RowData(store.TableMemoryNumbers, ms[i].ID, func(data []byte, deleted bool) error {
+			live = !deleted && sjson.Unmarshal(data, &nd) == nil && nd.Number != 0
+			return nil
+		})
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !live) {
 			continue
 		}
 		if err != nil {
 			return err
-		}
-		var nd numberData
-		if r.Deleted || sjson.Unmarshal(r.Data, &nd) != nil || nd.Number == 0 {
-			continue
 		}
 		n := nd.Number
 		ms[i].Number = &n

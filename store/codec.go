@@ -169,8 +169,14 @@ func (r *reader) lit(s string) bool {
 
 // str reads a string without escapes, valid UTF-8 and without control characters.
 func (r *reader) str() (string, bool) {
+	b, ok := r.strBytes()
+	return string(b), ok
+}
+
+// strBytes is str's string as a slice of the input (no allocation).
+func (r *reader) strBytes() ([]byte, bool) {
 	if r.i >= len(r.b) || r.b[r.i] != '"' {
-		return "", false
+		return nil, false
 	}
 	start := r.i + 1
 	ascii := true
@@ -180,17 +186,17 @@ func (r *reader) str() (string, bool) {
 		case c == '"':
 			s := r.b[start:j]
 			if !ascii && !utf8.Valid(s) {
-				return "", false
+				return nil, false
 			}
 			r.i = j + 1
-			return string(s), true
+			return s, true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return nil, false
 		case c >= 0x80:
 			ascii = false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // uint reads a non-negative integer without leading zeros that fits in a uint64.
@@ -328,6 +334,41 @@ func parseRowFast(b []byte, out *Row) bool {
 	}
 	out.UpdatedAt = t
 	return true
+}
+
+// parseRowDataFast reads only the data and deleted fields of a row envelope in
+// encoding/json's exact output form (parseRowFast's), without allocating: data is a slice
+// of b. ok is false for any other form.
+func parseRowDataFast(b []byte) (data []byte, deleted, ok bool) {
+	r := reader{b: b}
+	if !r.lit(`{"row_id":`) {
+		return nil, false, false
+	}
+	if _, ok = r.strBytes(); !ok || !r.lit(`,"table":`) {
+		return nil, false, false
+	}
+	if _, ok = r.strBytes(); !ok || !r.lit(`,"data":`) {
+		return nil, false, false
+	}
+	if data, ok = r.raw(); !ok || !r.lit(`,"lamport_ts":`) {
+		return nil, false, false
+	}
+	if _, ok = r.uint(); !ok || !r.lit(`,"instance_id":`) {
+		return nil, false, false
+	}
+	if _, ok = r.strBytes(); !ok || !r.lit(`,"vv":`) {
+		return nil, false, false
+	}
+	if _, ok = r.raw(); !ok || !r.lit(`,"deleted":`) {
+		return nil, false, false
+	}
+	if deleted, ok = r.boolean(); !ok || !r.lit(`,"updated_at":`) {
+		return nil, false, false
+	}
+	if _, ok = r.strBytes(); !ok || !r.lit("}") || r.i != len(b) {
+		return nil, false, false
+	}
+	return data, deleted, true
 }
 
 // parseChangeFast decodes a change record in encoding/json's exact output form (the form

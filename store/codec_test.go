@@ -130,6 +130,15 @@ func TestParseFastMatchesEncodingJSON(t *testing.T) {
 				t.Fatalf("%d: %s\nfast %+v\nslow %+v (%v)", i, in, fast, slow, serr)
 			}
 		}
+		// The lean reader (Txn.RowData) accepts whatever parseRowFast does, and
+		// reads the same data and deleted flag as json.Unmarshal.
+		data, deleted, dok := parseRowDataFast(in)
+		if ok && !dok {
+			t.Fatalf("%d: parseRowDataFast refused what parseRowFast read: %s", i, in)
+		}
+		if dok && serr == nil && (!bytes.Equal(data, slow.Data) || deleted != slow.Deleted) {
+			t.Fatalf("%d: %s\nlean data %s deleted %v\nslow data %s deleted %v", i, in, data, deleted, slow.Data, slow.Deleted)
+		}
 
 		c := ChangeRecord{Schema: rng.IntN(3), Type: "memory_update", Table: r.Table, RowID: r.RowID, Op: Op(r.InstanceID),
 			Data: r.Data, Lamport: r.LamportTS >> 1, InstanceID: r.InstanceID, Timestamp: rng.Int64N(4e9) - 1e9, VV: r.VV}

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,61 @@ func TestLastRows(t *testing.T) {
 		if got := strings.Join(ids(rows), " "); got != c.want {
 			t.Errorf("LastRows(%q, %d) = %q, want %q", c.prefix, c.n, got, c.want)
 		}
+	}
+}
+
+// RowData reads a row's data and deleted flag, as GetRow does, and refuses what GetRow
+// refuses; an envelope in another JSON form is read through the full decoder.
+func TestRowData(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	err := db.Update(context.Background(), func(txn *Txn) error {
+		for _, r := range []*Row{
+			{RowID: "m1", Table: TableMemories, Data: json.RawMessage(`{"content":"caf\u00e9 \"x\""}`), VV: VV{"i": 1}},
+			{RowID: "m2", Table: TableMemories, Data: json.RawMessage(`{"content":"gone"}`), VV: VV{"i": 2}, Deleted: true},
+		} {
+			if _, err := txn.PutRow(r); err != nil {
+				return err
+			}
+		}
+		// m3: the same envelope fields, in another order and spacing.
+		return txn.txn.Set(rowKey(TableMemories, "m3"), []byte(`{ "deleted": false, "data": {"content": "odd"}, "row_id": "m3", "table": "memories", "lamport_ts": 3, "instance_id": "i", "vv": {"i": 3}, "updated_at": "2026-12-06T00:00:00Z" }`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(txn *Txn) error {
+		for _, id := range []string{"m1", "m2", "m3"} {
+			want, err := txn.GetRow(TableMemories, id)
+			if err != nil {
+				return err
+			}
+			var data []byte
+			var deleted bool
+			if err := txn.RowData(TableMemories, id, func(d []byte, del bool) error {
+				data, deleted = bytes.Clone(d), del
+				return nil
+			}); err != nil {
+				return err
+			}
+			if !bytes.Equal(data, want.Data) || deleted != want.Deleted {
+				t.Errorf("%s: RowData %s deleted %v, GetRow %s deleted %v", id, data, deleted, want.Data, want.Deleted)
+			}
+		}
+		called := false
+		if err := txn.RowData(TableMemories, "none", func([]byte, bool) error { called = true; return nil }); !errors.Is(err, ErrNotFound) || called {
+			t.Errorf("missing row: %v (fn called: %v), want ErrNotFound", err, called)
+		}
+		if err := txn.RowData("no_such_table", "m1", func([]byte, bool) error { return nil }); !errors.Is(err, ErrInvalidTable) {
+			t.Errorf("bad table: %v, want ErrInvalidTable", err)
+		}
+		boom := errors.New("boom")
+		if err := txn.RowData(TableMemories, "m1", func([]byte, bool) error { return boom }); !errors.Is(err, boom) {
+			t.Errorf("fn's error: %v, want it returned", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

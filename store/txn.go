@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -134,6 +135,42 @@ func (t *Txn) GetRow(table, rowID string) (*Row, error) {
 		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
 	}
 	return r, err
+}
+
+// RowData calls fn with the data of a row and whether it is deleted, without decoding (or
+// checking) the rest of it (version vector, Lamport clock, origin): the lean read for
+// callers that need only the content, such as a search loading its hits (about a quarter
+// fewer allocations per search, memory.BenchmarkServiceSearch). data is valid only during
+// fn. It returns ErrNotFound for a missing row. Unlike GetRow it does not spare a later
+// PutRow of the same row its read (use GetRow before writing).
+func (t *Txn) RowData(table, rowID string, fn func(data []byte, deleted bool) error) error {
+	if !ValidTable(table) {
+		return fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	item, err := t.txn.Get(rowKey(table, rowID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("reading row %s/%s: %w", table, rowID, err)
+	}
+	var ferr error
+	err = item.Value(func(b []byte) error {
+		data, deleted, ok := parseRowDataFast(b)
+		if !ok { // another encoding of the envelope: decode it whole
+			var r Row
+			if err := json.Unmarshal(b, &r); err != nil {
+				return err
+			}
+			data, deleted = r.Data, r.Deleted
+		}
+		ferr = fn(data, deleted)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("decoding row %s/%s: %w", table, rowID, err)
+	}
+	return ferr
 }
 
 // PutRow writes row (validated and stamped as given; the caller owns lamport, vv and instance
