@@ -240,6 +240,12 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.waitFeedsEqual(ctx); err != nil {
 		return err
 	}
+	// Paused first (the pause outlives the restart), so nothing home appends
+	// after the count reaches the vps before it stops: the catch-up's count
+	// is exactly what it missed.
+	if _, err := client.Do(ctx, vps.c, app.SyncPause, app.SyncPauseIn{}); err != nil {
+		return err
+	}
 	before, err := d.feedTotal(ctx, vps)
 	if err != nil {
 		return err
@@ -256,6 +262,9 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	t0 = time.Now()
+	if _, err := client.Do(ctx, vps.c, app.SyncResume, app.SyncPauseIn{}); err != nil {
+		return err
+	}
 	if err := d.waitCount(ctx, 5); err != nil {
 		return err
 	}
