@@ -409,7 +409,9 @@ func (n *Node) process(ctx context.Context, dials *stdsync.WaitGroup) {
 func (n *Node) store(s protocol.Store) protocol.StoreResult {
 	count := len(s.Range.Entries)
 	n.traffic()
+	began := time.Now()
 	head, err := n.cfg.Feeds.VerifyAndStore(s.Range)
+	n.log.Debug("range stored", "feed", s.Range.Head.Feed.Short(), "start", s.Range.Start, "entries", count, "took", time.Since(began), "err", err)
 	n.met.received.WithLabelValues(fromMachine(s.Peer).String()).Add(float64(count))
 	switch {
 	case err == nil:
@@ -436,7 +438,9 @@ func (n *Node) serve(s protocol.Serve) {
 	if max := n.batchEntries(); end-req.Start > max {
 		end = req.Start + max
 	}
+	began := time.Now()
 	r, err := n.cfg.Feeds.ReadRange(req.Feed, req.Start, end, n.cfg.MaxBatchBytes)
+	n.log.Debug("range read to serve", "feed", req.Feed.Short(), "start", req.Start, "entries", len(r.Entries), "took", time.Since(began))
 	switch {
 	case errors.Is(err, ErrNotFound):
 		n.send(p, &wire.Error{ReqID: req.ReqID, Code: wire.CodeNotFound, Message: "range not held"})

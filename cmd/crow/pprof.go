@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime"
 	rpprof "runtime/pprof"
+	"runtime/trace"
+	"strconv"
 	"sync"
 )
 
@@ -22,6 +24,9 @@ import (
 // /debug/crow/cpu/stop ends it and answers with the profile (gzipped protobuf, as
 // /debug/pprof/profile). With CROW_PPROF_CPU_AT_START=1 the profile begins when the
 // process starts, so a start-up is profiled from its first instruction of main's package.
+// CROW_PPROF_TRACE_AT_START=1 does the same for an execution trace (runtime/trace), ended
+// by POST /debug/crow/trace/stop, which answers with the trace: the start-up's timeline,
+// goroutine by goroutine. CROW_PPROF_CPU_HZ=N samples the CPU N times a second, not 100.
 func init() {
 	addr := os.Getenv("CROW_PPROF")
 	if addr == "" {
@@ -35,9 +40,20 @@ func init() {
 	runtime.SetMutexProfileFraction(5)
 	runtime.SetBlockProfileRate(100_000) // one sample per 100 µs blocked
 	var cpu phaseCPU
+	if hz, err := strconv.Atoi(os.Getenv("CROW_PPROF_CPU_HZ")); err == nil && hz > 0 {
+		// A finer rate than pprof's 100 Hz for short phases (a start-up lasts ~100
+		// samples): set first, StartCPUProfile then keeps it (and says so on stderr).
+		runtime.SetCPUProfileRate(hz)
+	}
 	if os.Getenv("CROW_PPROF_CPU_AT_START") == "1" {
 		if err := cpu.start(); err != nil {
 			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF_CPU_AT_START:", err)
+		}
+	}
+	var tr phaseTrace
+	if os.Getenv("CROW_PPROF_TRACE_AT_START") == "1" {
+		if err := tr.start(); err != nil {
+			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF_TRACE_AT_START:", err)
 		}
 	}
 	mux := http.NewServeMux()
@@ -51,6 +67,15 @@ func init() {
 	})
 	mux.HandleFunc("POST /debug/crow/cpu/stop", func(w http.ResponseWriter, r *http.Request) {
 		b, err := cpu.stop()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	})
+	mux.HandleFunc("POST /debug/crow/trace/stop", func(w http.ResponseWriter, r *http.Request) {
+		b, err := tr.stop()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 			return
@@ -92,6 +117,35 @@ func (p *phaseCPU) stop() ([]byte, error) {
 		return nil, fmt.Errorf("no CPU profile is being taken")
 	}
 	rpprof.StopCPUProfile()
+	b := p.buf.Bytes()
+	p.buf = nil
+	return b, nil
+}
+
+// phaseTrace is an execution trace started at start-up and stopped on request.
+type phaseTrace struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer // nil when not tracing
+}
+
+func (p *phaseTrace) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	buf := new(bytes.Buffer)
+	if err := trace.Start(buf); err != nil {
+		return err
+	}
+	p.buf = buf
+	return nil
+}
+
+func (p *phaseTrace) stop() ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf == nil {
+		return nil, fmt.Errorf("no execution trace is being taken")
+	}
+	trace.Stop()
 	b := p.buf.Bytes()
 	p.buf = nil
 	return b, nil

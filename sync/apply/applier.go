@@ -256,6 +256,7 @@ var errMoved = errors.New("checkpoint moved")
 func (a *Applier) commitLocked(key feed.PublicKey, author string, start uint64, entries [][]byte) error {
 	var eff *effects
 	var staged time.Time
+	began := time.Now()
 	err := a.db.Update(context.Background(), func(txn *store.Txn) error {
 		var err error
 		eff, err = a.stageLocked(txn, key, author, start, entries)
@@ -264,6 +265,8 @@ func (a *Applier) commitLocked(key feed.PublicKey, author string, start uint64, 
 	})
 	if err == nil {
 		a.st.commitNanos.Add(uint64(time.Since(staged)))
+		a.log.Debug("entries applied", "feed", key, "start", start, "entries", len(entries),
+			"staged_in", staged.Sub(began), "committed_in", time.Since(staged))
 	}
 	switch {
 	case errors.Is(err, store.ErrTooLarge) && len(entries) > 1:

@@ -43,7 +43,7 @@ var (
 	bulkN    = flag.Int("bulk", -1, "memories written at the end through the bulk endpoint POST /v1/memories, 1,000 per call, one call at a time as PouchDB's bulkDocs (-1: N; 0: skip)")
 	basePort = flag.Int("port", 39100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
 	restarts = flag.Int("restarts", 0, "only the restart catch-up, this many times, on the data directory a full run left in -dir (no init, no writes before)")
-	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory (serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures)")
+	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory, and with -restarts an execution trace of each restart from the spawn (restart-N-sat.trace); serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures")
 )
 
 var words = []string{"sync", "badger", "feed", "merkle", "replica", "home", "satellite", "memory", "vector", "lamport",
@@ -75,6 +75,7 @@ type daemon struct {
 	logf                  *os.File
 	pprof                 string // CROW_PPROF address, "" when not profiling
 	cpuAtStart            bool   // the next start profiles its CPU from the process start
+	traceAtStart          bool   // the next start traces its execution from the process start
 }
 
 func (d *daemon) env() []string {
@@ -86,6 +87,9 @@ func (d *daemon) env() []string {
 		env = append(env, "CROW_PPROF="+d.pprof)
 		if d.cpuAtStart {
 			env = append(env, "CROW_PPROF_CPU_AT_START=1")
+		}
+		if d.traceAtStart {
+			env = append(env, "CROW_PPROF_TRACE_AT_START=1")
 		}
 	}
 	return env
@@ -840,9 +844,14 @@ func restartOnly(work string) {
 		total += *catchupN
 		home.waitFeedStill(homeFeed)
 		sat.cpuAtStart = sat.pprof != ""
+		sat.traceAtStart = sat.pprof != ""
 		ready := sat.start()
-		sat.cpuAtStart = false
+		sat.cpuAtStart, sat.traceAtStart = false, false
 		c, d := sat.waitCatchup(m, 5*time.Minute)
+		if sat.pprof != "" {
+			// The execution trace from the spawn to the catch-up (go tool trace).
+			writeFile(filepath.Join(*pprofDir, fmt.Sprintf("restart-%d-sat.trace", i+1)), pprofPost(sat, "/debug/crow/trace/stop"))
+		}
 		endProfiles(fmt.Sprintf("restart-%d", i+1), nil, sat)
 		fmt.Printf("restart %d: %.1f ms from spawn (%.1f to /health, connected %.1f after, caught up %.1f after connecting)\n",
 			i+1, ms(ready+d), ms(ready), ms(c), ms(d-c))
