@@ -114,6 +114,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		opts.MappedBudget = 32 << 20
 	}
 	start := time.Now() // real time: it is only logged
+	if !opts.InMemory {
+		prefetchFiles(dir)
+	}
 	bdb, err := badger.Open(badgerOptions(dir, opts))
 	if err != nil {
 		return nil, fmt.Errorf("opening badger in %s: %w", dir, err)

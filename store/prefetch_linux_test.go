@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// residentPages counts the pages of [off, off+n) of file name that are in the page
+// cache (mincore on a fresh read-only mapping, which faults nothing in).
+func residentPages(t *testing.T, name string, off, n int64) (resident, total int) {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(os.Getpagesize())
+	start := off / page * page
+	b, err := unix.Mmap(int(f.Fd()), start, int(off+n-start), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(b)
+	vec := make([]byte, (int64(len(b))+page-1)/page)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatalf("mincore: %v", e)
+	}
+	for _, v := range vec {
+		if v&1 != 0 {
+			resident++
+		}
+	}
+	return resident, len(vec)
+}
+
+func evict(t *testing.T, name string) {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// prefetchFiles brings the tails of a store's tables back into the page cache after
+// they left it, and only the tails; the store opens and reads intact afterwards.
+func TestPrefetchFiles(t *testing.T) {
+	dir, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// 1 MiB memtables and incompressible values: ~12 tables of ~1 MiB at Close.
+	opts := Options{Logger: quiet, MappedBudget: -1, MemTableSize: 1 << 20}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := func(i int) []byte {
+		b := make([]byte, 512)
+		r := rand.New(rand.NewPCG(uint64(i), 2))
+		for k := 0; k < len(b); k += 8 {
+			binary.LittleEndian.PutUint64(b[k:], r.Uint64())
+		}
+		return b
+	}
+	const n = 24_000
+	for i := 0; i < n; i += 200 {
+		err := db.Update(context.Background(), func(txn *Txn) error {
+			for j := i; j < i+200; j++ {
+				if err := txn.Set(fmt.Appendf(nil, "p/%07d", j), val(j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	big := 0
+	for _, name := range tables {
+		evict(t, name)
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > 2*tableTail {
+			big++
+		}
+		if r, _ := residentPages(t, name, 0, st.Size()); r > 0 {
+			t.Fatalf("%s: %d pages still cached after FADV_DONTNEED: the filesystem of %s keeps pages "+
+				"(tmpfs?); run the tests with TMPDIR on a disk", name, r, dir)
+		}
+	}
+	if big < 4 {
+		t.Fatalf("want at least 4 tables over %d KiB to tell a tail from the rest, have %d of %d", 2*tableTail>>10, big, len(tables))
+	}
+
+	prefetchFiles(dir)
+	deadline := time.Now().Add(10 * time.Second) // the reads are asynchronous
+	for _, name := range tables {
+		st, _ := os.Stat(name)
+		off := max(0, st.Size()-tableTail)
+		for {
+			r, total := residentPages(t, name, off, st.Size()-off)
+			if r == total {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of the tail's %d pages in the page cache 10 s after the prefetch", name, r, total)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if off > tableTail {
+			// The head (beyond the kernel's readahead of the tail) was not asked for.
+			if r, total := residentPages(t, name, 0, tableTail); r == total {
+				t.Errorf("%s: its first %d KiB were read too", name, tableTail>>10)
+			}
+		}
+	}
+
+	db, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(txn *Txn) error {
+		for i := 0; i < n; i += 97 {
+			v, ok, err := txn.Get(fmt.Appendf(nil, "p/%07d", i))
+			if err != nil || !ok || string(v) != string(val(i)) {
+				return fmt.Errorf("key %d: found %v, err %v", i, ok, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
