@@ -18,6 +18,33 @@ import (
 	"time"
 )
 
+// openMapped opens a store in a fresh directory (absolute, as /proc/self/maps names its
+// files) with a silent logger and opts, for the mapped-page tests.
+func openMapped(t *testing.T, opts Options) (string, *DB) {
+	t.Helper()
+	dir, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, db
+}
+
+// incompressible returns n pseudo-random bytes, the same for the same i and stream:
+// above the value threshold they go to the value log, and compression does not shrink them.
+func incompressible(n, i int, stream uint64) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(uint64(i), stream))
+	for k := 0; k+8 <= len(b); k += 8 {
+		binary.LittleEndian.PutUint64(b[k:], r.Uint64())
+	}
+	return b
+}
+
 // mappedRSSKB sums the Rss of this process's mappings of files under dir
 // (/proc/self/smaps).
 func mappedRSSKB(t *testing.T, dir string) int64 {
@@ -48,26 +75,11 @@ func mappedRSSKB(t *testing.T, dir string) int64 {
 // pageOutMapped takes badger's mapped pages out of RSS, and what they held
 // reads back intact.
 func TestPageOutMapped(t *testing.T) {
-	dir, err := filepath.Abs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := Open(dir, Options{Logger: quiet, MappedBudget: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db := openMapped(t, Options{MappedBudget: -1})
 	defer db.Close()
 	// 70 KB of incompressible bytes: above the value threshold (64 KiB), so
 	// in the value log, and not shrunk by the tables' compression.
-	val := func(i int) []byte {
-		b := make([]byte, 70_000)
-		r := rand.New(rand.NewPCG(uint64(i), 1))
-		for k := 0; k < len(b); k += 8 {
-			binary.LittleEndian.PutUint64(b[k:], r.Uint64())
-		}
-		return b
-	}
+	val := func(i int) []byte { return incompressible(70_000, i, 1) }
 	const n = 400 // 28 MB
 	for i := 0; i < n; i += 20 {
 		err := db.Update(context.Background(), func(txn *Txn) error {
@@ -96,7 +108,7 @@ func TestPageOutMapped(t *testing.T) {
 	if after > before/4 {
 		t.Fatalf("%d KiB still resident of %d", after, before)
 	}
-	err = db.View(func(txn *Txn) error {
+	err := db.View(func(txn *Txn) error {
 		for i := 0; i < n; i++ {
 			v, _, err := txn.Get([]byte(fmt.Sprintf("x/%07d", i)))
 			if err != nil {
@@ -116,15 +128,7 @@ func TestPageOutMapped(t *testing.T) {
 // The trimmer started by Open keeps badger's resident mapped pages near the
 // budget while more than that is written; Close stops it.
 func TestTrimmerKeepsMappedPagesNearBudget(t *testing.T) {
-	dir, err := filepath.Abs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := Open(dir, Options{Logger: quiet, MappedBudget: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db := openMapped(t, Options{MappedBudget: 4 << 20})
 	defer db.Close()
 	v := bytes.Repeat([]byte("v"), 8<<10)
 	for i := 0; i < 6000; i += 100 { // 48 MB

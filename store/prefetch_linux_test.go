@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,25 +56,10 @@ func evict(t *testing.T, name string) {
 // prefetchFiles brings the tails of a store's tables back into the page cache after
 // they left it, and only the tails; the store opens and reads intact afterwards.
 func TestPrefetchFiles(t *testing.T) {
-	dir, err := filepath.Abs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// 1 MiB memtables and incompressible values: ~12 tables of ~1 MiB at Close.
-	opts := Options{Logger: quiet, MappedBudget: -1, MemTableSize: 1 << 20}
-	db, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val := func(i int) []byte {
-		b := make([]byte, 512)
-		r := rand.New(rand.NewPCG(uint64(i), 2))
-		for k := 0; k < len(b); k += 8 {
-			binary.LittleEndian.PutUint64(b[k:], r.Uint64())
-		}
-		return b
-	}
+	opts := Options{MappedBudget: -1, MemTableSize: 1 << 20}
+	dir, db := openMapped(t, opts)
+	val := func(i int) []byte { return incompressible(512, i, 2) }
 	const n = 24_000
 	for i := 0; i < n; i += 200 {
 		err := db.Update(context.Background(), func(txn *Txn) error {
@@ -139,7 +121,8 @@ func TestPrefetchFiles(t *testing.T) {
 		}
 	}
 
-	db, err = Open(dir, opts)
+	opts.Logger = slog.New(slog.DiscardHandler)
+	db, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

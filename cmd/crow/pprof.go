@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -39,7 +40,7 @@ func init() {
 	}
 	runtime.SetMutexProfileFraction(5)
 	runtime.SetBlockProfileRate(100_000) // one sample per 100 µs blocked
-	var cpu phaseCPU
+	cpu := &phase{what: "CPU profile", begin: rpprof.StartCPUProfile, end: rpprof.StopCPUProfile}
 	if hz, err := strconv.Atoi(os.Getenv("CROW_PPROF_CPU_HZ")); err == nil && hz > 0 {
 		// A finer rate than pprof's 100 Hz for short phases (a start-up lasts ~100
 		// samples): set first, StartCPUProfile then keeps it (and says so on stderr).
@@ -50,7 +51,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF_CPU_AT_START:", err)
 		}
 	}
-	var tr phaseTrace
+	tr := &phase{what: "execution trace", begin: trace.Start, end: trace.Stop}
 	if os.Getenv("CROW_PPROF_TRACE_AT_START") == "1" {
 		if err := tr.start(); err != nil {
 			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF_TRACE_AT_START:", err)
@@ -65,24 +66,8 @@ func init() {
 			http.Error(w, err.Error(), http.StatusConflict)
 		}
 	})
-	mux.HandleFunc("POST /debug/crow/cpu/stop", func(w http.ResponseWriter, r *http.Request) {
-		b, err := cpu.stop()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusConflict)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Write(b)
-	})
-	mux.HandleFunc("POST /debug/crow/trace/stop", func(w http.ResponseWriter, r *http.Request) {
-		b, err := tr.stop()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusConflict)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Write(b)
-	})
+	mux.HandleFunc("POST /debug/crow/cpu/stop", serveStop(cpu))
+	mux.HandleFunc("POST /debug/crow/trace/stop", serveStop(tr))
 	go func() {
 		if err := http.ListenAndServe(addr, mux); err != nil {
 			fmt.Fprintln(os.Stderr, "crow: CROW_PPROF:", err)
@@ -90,63 +75,52 @@ func init() {
 	}()
 }
 
-// phaseCPU is a CPU profile started and stopped on request.
-type phaseCPU struct {
+// phase is a CPU profile or an execution trace taken into memory between a start and a
+// stop on request.
+type phase struct {
+	what  string
+	begin func(io.Writer) error
+	end   func()
+
 	mu  sync.Mutex
-	buf *bytes.Buffer // nil when not profiling
+	buf *bytes.Buffer // nil when not taking one
 }
 
-func (p *phaseCPU) start() error {
+func (p *phase) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.buf != nil {
-		return fmt.Errorf("a CPU profile is already being taken")
+		return fmt.Errorf("a %s is already being taken", p.what)
 	}
 	buf := new(bytes.Buffer)
-	if err := rpprof.StartCPUProfile(buf); err != nil {
+	if err := p.begin(buf); err != nil {
 		return err
 	}
 	p.buf = buf
 	return nil
 }
 
-func (p *phaseCPU) stop() ([]byte, error) {
+func (p *phase) stop() ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.buf == nil {
-		return nil, fmt.Errorf("no CPU profile is being taken")
+		return nil, fmt.Errorf("no %s is being taken", p.what)
 	}
-	rpprof.StopCPUProfile()
+	p.end()
 	b := p.buf.Bytes()
 	p.buf = nil
 	return b, nil
 }
 
-// phaseTrace is an execution trace started at start-up and stopped on request.
-type phaseTrace struct {
-	mu  sync.Mutex
-	buf *bytes.Buffer // nil when not tracing
-}
-
-func (p *phaseTrace) start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	buf := new(bytes.Buffer)
-	if err := trace.Start(buf); err != nil {
-		return err
+// serveStop answers POST .../stop: p's bytes, or 409 if none is being taken.
+func serveStop(p *phase) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := p.stop()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
 	}
-	p.buf = buf
-	return nil
-}
-
-func (p *phaseTrace) stop() ([]byte, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.buf == nil {
-		return nil, fmt.Errorf("no execution trace is being taken")
-	}
-	trace.Stop()
-	b := p.buf.Bytes()
-	p.buf = nil
-	return b, nil
 }
