@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,34 +9,49 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tableTail is how much of the end of each table file prefetchFiles asks for: badger's
-// Open reads every table's index (at the end of the file: a 2 MiB table's is ~50 KiB, up
-// to ~180 KiB) and its last block, just before the index.
-const tableTail = 256 << 10
+// A badger table file ends with its index, the index's length (4 bytes, big-endian), a
+// checksum of the index and the checksum's length (4 bytes). badger's Open reads the index
+// (a 2 MiB table's is ~50 KiB, up to ~180 KiB) and the last data block, just before it.
+const (
+	// tableFooter is how much of a table's end prefetchFiles asks for first: the lengths
+	// and the checksum (a few dozen bytes), within one page.
+	tableFooter = 4 << 10
+	// lastBlock is how much before the index prefetchFiles asks for: the last data block
+	// (badger's blocks are 4 KiB before compression).
+	lastBlock = 8 << 10
+	// tableTailMax caps what is asked of a table whose footer cannot be read.
+	tableTailMax = 256 << 10
+)
 
 // vlogHead is how much of the start of each value log file prefetchFiles asks for:
 // Open reads each one's header.
 const vlogHead = 64 << 10
 
 // prefetchFiles asks the kernel to read into the page cache what badger's Open reads of
-// the files in dir: the tail of every table, the head of every value log file, the
-// memtable logs it replays (whole; their unwritten part is sparse and costs no read) and
-// the manifest. posix_fadvise(WILLNEED) returns at once and the reads run in parallel;
-// Open then finds the pages in memory instead of faulting them in from disk one at a
-// time per opener. That happens after a reboot, and after every run of this store: the
-// mapped-page trimmer (trimMapped, MADV_PAGEOUT) takes badger's pages out of the page
-// cache too. Errors are ignored: this is a hint, and Open reports what matters.
+// the files in dir: the index and last block of every table, the head of every value log
+// file, the memtable logs it replays (whole; their unwritten part is sparse and costs no
+// read) and the manifest. posix_fadvise(WILLNEED) returns at once and the reads run in
+// parallel; Open then finds the pages in memory instead of faulting them in from disk one
+// at a time per opener. That happens after a reboot, and after every run of this store:
+// the mapped-page trimmer (trimMapped, MADV_PAGEOUT) takes badger's pages out of the page
+// cache too.
+//
+// Tables go in two rounds: first every table's last page, then, once those reads are in
+// flight together, each footer is read to ask for exactly the index and the block before
+// it (in a goroutine that ends when it has). Errors are ignored: this is a hint, and Open
+// reports what matters.
 func prefetchFiles(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
+	var tables []*os.File
 	for _, e := range entries {
 		name := e.Name()
-		var head, tail bool
+		var head, table bool
 		switch {
 		case strings.HasSuffix(name, ".sst"):
-			tail = true
+			table = true
 		case strings.HasSuffix(name, ".vlog"):
 			head = true
 		case strings.HasSuffix(name, ".mem"), name == "MANIFEST":
@@ -46,17 +62,73 @@ func prefetchFiles(dir string) {
 		if err != nil {
 			continue
 		}
-		if st, err := f.Stat(); err == nil {
-			off, n := int64(0), st.Size()
-			switch {
-			case tail:
-				off = max(0, n-tableTail)
-				n -= off
-			case head:
-				n = min(n, vlogHead)
-			}
-			_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_WILLNEED)
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			continue
 		}
-		f.Close()
+		off, n := int64(0), st.Size()
+		switch {
+		case table:
+			off = max(0, n-tableFooter)
+			n -= off
+		case head:
+			n = min(n, vlogHead)
+		}
+		_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_WILLNEED)
+		if table {
+			tables = append(tables, f)
+		} else {
+			f.Close()
+		}
 	}
+	if len(tables) == 0 {
+		return
+	}
+	// The second round runs beside badger's Open rather than before it: Open does not
+	// wait for the footer reads, and the hints for the indexes still land ahead of its
+	// three openers, which work through the tables one by one.
+	go func() {
+		for _, f := range tables {
+			if off, n, ok := tableTail(f); ok {
+				_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_WILLNEED)
+			}
+			f.Close()
+		}
+	}()
+}
+
+// tableTail returns the range of table f that badger's Open reads (its index and the
+// block before it), from the footer; without a readable footer, the last tableTailMax.
+func tableTail(f *os.File) (off, n int64, ok bool) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, false
+	}
+	size := st.Size()
+	whole := func() (int64, int64, bool) {
+		off := max(0, size-tableTailMax)
+		return off, size - off, true
+	}
+	var foot [tableFooter]byte
+	k := min(size, int64(len(foot)))
+	if _, err := f.ReadAt(foot[:k], size-k); err != nil {
+		return whole()
+	}
+	b := foot[:k]
+	if len(b) < 4 {
+		return whole()
+	}
+	checksumLen := int64(binary.BigEndian.Uint32(b[len(b)-4:]))
+	end := int64(len(b)) - 4 - checksumLen // the index's length ends here
+	if checksumLen < 0 || end < 4 {
+		return whole()
+	}
+	indexLen := int64(binary.BigEndian.Uint32(b[end-4 : end]))
+	indexStart := size - (int64(len(b)) - end) - 4 - indexLen
+	if indexLen <= 0 || indexStart < 0 {
+		return whole()
+	}
+	off = max(0, indexStart-lastBlock)
+	return off, size - off, true
 }

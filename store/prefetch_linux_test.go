@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/table"
+	"github.com/dgraph-io/ristretto/v2/z"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,6 +43,31 @@ func residentPages(t *testing.T, name string, off, n int64) (resident, total int
 		}
 	}
 	return resident, len(vec)
+}
+
+// badgerIndexSize is the index length badger itself reads from table file name.
+func badgerIndexSize(t *testing.T, name string) int {
+	t.Helper()
+	mf, err := z.OpenMmapFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.OpenTable(mf, table.Options{Compression: options.Snappy, BlockSize: 4 << 10}) // as badgerOptions
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.DecrRef()
+	return tb.IndexSize()
+}
+
+// footerChecksum is the length of the checksum at the end of table file name.
+func footerChecksum(t *testing.T, name string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(binary.BigEndian.Uint32(b[len(b)-4:]))
 }
 
 func evict(t *testing.T, name string) {
@@ -80,13 +109,15 @@ func TestPrefetchFiles(t *testing.T) {
 
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	big := 0
+	want := map[string]int64{} // the bytes badger reads at the end of each table
 	for _, name := range tables {
+		want[name] = int64(badgerIndexSize(t, name)) + lastBlock + 8 + footerChecksum(t, name)
 		evict(t, name)
 		st, err := os.Stat(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Size() > 2*tableTail {
+		if st.Size() > 2*tableTailMax {
 			big++
 		}
 		if r, _ := residentPages(t, name, 0, st.Size()); r > 0 {
@@ -95,16 +126,26 @@ func TestPrefetchFiles(t *testing.T) {
 		}
 	}
 	if big < 4 {
-		t.Fatalf("want at least 4 tables over %d KiB to tell a tail from the rest, have %d of %d", 2*tableTail>>10, big, len(tables))
+		t.Fatalf("want at least 4 tables over %d KiB to tell a tail from the rest, have %d of %d", 2*tableTailMax>>10, big, len(tables))
 	}
 
 	prefetchFiles(dir)
 	deadline := time.Now().Add(10 * time.Second) // the reads are asynchronous
 	for _, name := range tables {
 		st, _ := os.Stat(name)
-		off := max(0, st.Size()-tableTail)
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, n, ok := tableTail(f)
+		f.Close()
+		// The range read from the footer: the index badger reports, the footer, and the
+		// block before the index.
+		if !ok || off+n != st.Size() || n != min(st.Size(), want[name]) {
+			t.Fatalf("%s: tableTail = [%d, +%d) %v; size %d, want the last %d bytes", name, off, n, ok, st.Size(), want[name])
+		}
 		for {
-			r, total := residentPages(t, name, off, st.Size()-off)
+			r, total := residentPages(t, name, off, n)
 			if r == total {
 				break
 			}
@@ -113,10 +154,10 @@ func TestPrefetchFiles(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if off > tableTail {
+		if off > 2*tableTailMax {
 			// The head (beyond the kernel's readahead of the tail) was not asked for.
-			if r, total := residentPages(t, name, 0, tableTail); r == total {
-				t.Errorf("%s: its first %d KiB were read too", name, tableTail>>10)
+			if r, total := residentPages(t, name, 0, tableTailMax); r == total {
+				t.Errorf("%s: its first %d KiB were read too", name, tableTailMax>>10)
 			}
 		}
 	}
