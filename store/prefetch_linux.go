@@ -45,13 +45,17 @@ func prefetchFiles(dir string) {
 	if err != nil {
 		return
 	}
-	var tables []*os.File
+	type table struct {
+		f    *os.File
+		size int64
+	}
+	var tables []table
 	for _, e := range entries {
 		name := e.Name()
-		var head, table bool
+		var head, isTable bool
 		switch {
 		case strings.HasSuffix(name, ".sst"):
-			table = true
+			isTable = true
 		case strings.HasSuffix(name, ".vlog"):
 			head = true
 		case strings.HasSuffix(name, ".mem"), name == "MANIFEST":
@@ -69,15 +73,15 @@ func prefetchFiles(dir string) {
 		}
 		off, n := int64(0), st.Size()
 		switch {
-		case table:
+		case isTable:
 			off = max(0, n-tableFooter)
 			n -= off
 		case head:
 			n = min(n, vlogHead)
 		}
 		_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_WILLNEED)
-		if table {
-			tables = append(tables, f)
+		if isTable {
+			tables = append(tables, table{f, st.Size()})
 		} else {
 			f.Close()
 		}
@@ -89,46 +93,34 @@ func prefetchFiles(dir string) {
 	// wait for the footer reads, and the hints for the indexes still land ahead of its
 	// three openers, which work through the tables one by one.
 	go func() {
-		for _, f := range tables {
-			if off, n, ok := tableTail(f); ok {
-				_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_WILLNEED)
-			}
-			f.Close()
+		for _, t := range tables {
+			off, n := tableTail(t.f, t.size)
+			_ = unix.Fadvise(int(t.f.Fd()), off, n, unix.FADV_WILLNEED)
+			t.f.Close()
 		}
 	}()
 }
 
-// tableTail returns the range of table f that badger's Open reads (its index and the
-// block before it), from the footer; without a readable footer, the last tableTailMax.
-func tableTail(f *os.File) (off, n int64, ok bool) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, false
-	}
-	size := st.Size()
-	whole := func() (int64, int64, bool) {
-		off := max(0, size-tableTailMax)
-		return off, size - off, true
-	}
+// tableTail returns the range of table f (size bytes) that badger's Open reads: its index
+// and the block before it, from the footer; without a readable footer, the last
+// tableTailMax bytes.
+func tableTail(f *os.File, size int64) (off, n int64) {
 	var foot [tableFooter]byte
-	k := min(size, int64(len(foot)))
-	if _, err := f.ReadAt(foot[:k], size-k); err != nil {
-		return whole()
+	b := foot[:min(size, int64(len(foot)))]
+	indexStart := int64(-1)
+	if _, err := f.ReadAt(b, size-int64(len(b))); err == nil && len(b) >= 4 {
+		checksumLen := int64(binary.BigEndian.Uint32(b[len(b)-4:]))
+		if end := int64(len(b)) - 4 - checksumLen; end >= 4 { // the index's length ends at end
+			indexLen := int64(binary.BigEndian.Uint32(b[end-4 : end]))
+			if indexLen > 0 {
+				indexStart = size - (int64(len(b)) - end) - 4 - indexLen
+			}
+		}
 	}
-	b := foot[:k]
-	if len(b) < 4 {
-		return whole()
+	if indexStart < 0 {
+		off = max(0, size-tableTailMax)
+	} else {
+		off = max(0, indexStart-lastBlock)
 	}
-	checksumLen := int64(binary.BigEndian.Uint32(b[len(b)-4:]))
-	end := int64(len(b)) - 4 - checksumLen // the index's length ends here
-	if checksumLen < 0 || end < 4 {
-		return whole()
-	}
-	indexLen := int64(binary.BigEndian.Uint32(b[end-4 : end]))
-	indexStart := size - (int64(len(b)) - end) - 4 - indexLen
-	if indexLen <= 0 || indexStart < 0 {
-		return whole()
-	}
-	off = max(0, indexStart-lastBlock)
-	return off, size - off, true
+	return off, size - off
 }

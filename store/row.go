@@ -50,6 +50,15 @@ func decodeRow(item *badger.Item) (*Row, error) {
 
 // getRow reads a row inside txn (see Txn.GetRow).
 func getRow(txn *badger.Txn, table, rowID string) (*Row, error) {
+	item, err := rowItem(txn, table, rowID)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRow(item)
+}
+
+// rowItem looks up the stored envelope of a row inside txn (ErrNotFound if there is none).
+func rowItem(txn *badger.Txn, table, rowID string) (*badger.Item, error) {
 	if !ValidTable(table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}
@@ -60,7 +69,7 @@ func getRow(txn *badger.Txn, table, rowID string) (*Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading row %s/%s: %w", table, rowID, err)
 	}
-	return decodeRow(item)
+	return item, nil
 }
 
 // Get reads a row. See Txn.GetRow.

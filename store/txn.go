@@ -144,15 +144,9 @@ func (t *Txn) GetRow(table, rowID string) (*Row, error) {
 // fn. It returns ErrNotFound for a missing row. Unlike GetRow it does not spare a later
 // PutRow of the same row its read (use GetRow before writing).
 func (t *Txn) RowData(table, rowID string, fn func(data []byte, deleted bool) error) error {
-	if !ValidTable(table) {
-		return fmt.Errorf("%w: %q", ErrInvalidTable, table)
-	}
-	item, err := t.txn.Get(rowKey(table, rowID))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return ErrNotFound
-	}
+	item, err := rowItem(t.txn, table, rowID)
 	if err != nil {
-		return fmt.Errorf("reading row %s/%s: %w", table, rowID, err)
+		return err
 	}
 	var ferr error
 	err = item.Value(func(b []byte) error {
