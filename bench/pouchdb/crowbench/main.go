@@ -41,7 +41,7 @@ var (
 	out      = flag.String("out", "", "append the result line to this file")
 	settle   = flag.Duration("settle", 180*time.Second, "longest wait for home's background numbering to finish before the sync")
 	bulkN    = flag.Int("bulk", -1, "memories written at the end through the bulk endpoint POST /v1/memories, 1,000 per call, one call at a time as PouchDB's bulkDocs (-1: N; 0: skip)")
-	basePort = flag.Int("port", 39100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
+	basePort = flag.Int("port", 29100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
 	restarts = flag.Int("restarts", 0, "only the restart catch-up, this many times, on the data directory a full run left in -dir (no init, no writes before)")
 	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory, and with -restarts an execution trace of each restart from the spawn (restart-N-sat.trace); serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures")
 )
