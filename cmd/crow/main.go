@@ -37,6 +37,10 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	// Its init gives the heap of `crow serve` transparent huge pages where
+	// the system's THP mode is "madvise" (see the package).
+	_ "github.com/crow-sync/crow/internal/hugeheap"
 )
 
 // version is stamped by the build (-ldflags "-X main.version=…").

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
+	"github.com/crow-sync/crow/internal/hugeheap"
 	"github.com/crow-sync/crow/tailnet"
 )
 
@@ -105,6 +106,11 @@ func runServe(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	log = log.With("instance", h.Name)
+	if o := hugeheap.AtInit; o.Start != 0 {
+		log.Info("heap: transparent huge pages advised", "mib", (o.End-o.Start)>>20)
+	} else if o.Skipped != "" {
+		log.Debug("heap: no transparent huge pages advised", "why", o.Skipped)
+	}
 	// Run restarts the daemon in its new role after a promotion or a demotion.
 	return daemon.Run(ctx, daemon.Config{Home: h, Settings: cfg, Shown: shown, Version: version}, daemon.Deps{Logger: log})
 }

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestServeHeapHugePages: where the system's THP mode is "madvise", a
+// running `crow serve` says so in its log and its heap holds transparent huge
+// pages (an advised mapping, VmFlags "hg", with AnonHugePages); with
+// CROW_HUGE_HEAP=0, or in any other mode, it advises nothing.
+func TestServeHeapHugePages(t *testing.T) {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		t.Fatalf("reading the THP mode: %v", err)
+	}
+	madvise := bytes.Contains(mode, []byte("[madvise]"))
+	const line = "heap: transparent huge pages advised"
+
+	d := NewDaemon(t, "home", nil)
+	d.Start()
+	advised, hugeKiB := hugeMappings(t, d.cmd.Process.Pid)
+	t.Logf("THP mode %s: %d advised mappings, %d KiB in huge pages", bytes.TrimSpace(mode), advised, hugeKiB)
+	if madvise {
+		if !strings.Contains(d.Log(), line) || advised == 0 || hugeKiB == 0 {
+			t.Fatalf("THP mode madvise: log line %v, %d advised mappings, %d KiB huge; want all", strings.Contains(d.Log(), line), advised, hugeKiB)
+		}
+	} else if strings.Contains(d.Log(), line) {
+		t.Fatalf("THP mode %s: the daemon advised huge pages", mode)
+	}
+	d.Stop()
+
+	d.Env = append(d.Env, "CROW_HUGE_HEAP=0")
+	d.Start()
+	if advised, _ := hugeMappings(t, d.cmd.Process.Pid); advised != 0 {
+		t.Fatalf("CROW_HUGE_HEAP=0: %d advised mappings", advised)
+	}
+	d.Stop()
+}
+
+// hugeMappings counts pid's mappings advised MADV_HUGEPAGE (VmFlags "hg")
+// and the KiB of huge pages they hold.
+func hugeMappings(t *testing.T, pid int) (advised, hugeKiB int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatalf("reading smaps: %v", err)
+	}
+	huge := 0 // AnonHugePages of the mapping being read
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		l := sc.Text()
+		if rest, ok := strings.CutPrefix(l, "AnonHugePages:"); ok {
+			huge, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+		}
+		if rest, ok := strings.CutPrefix(l, "VmFlags:"); ok && strings.Contains(" "+rest+" ", " hg ") {
+			advised++
+			hugeKiB += huge
+		}
+	}
+	return advised, hugeKiB
+}

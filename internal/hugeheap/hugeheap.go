@@ -1,0 +1,54 @@
+package hugeheap
+
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
+// Size is how much heap address space Reserve advises at init: the heap a
+// daemon holds under its default soft memory limit (400 MiB) mostly fits.
+const Size = 256 << 20
+
+// Outcome is what Reserve did.
+type Outcome struct {
+	// Start and End bound the advised range (both zero: none).
+	Start, End uintptr
+	// Skipped says why nothing was advised ("" when a range was).
+	Skipped string
+}
+
+// ErrUnsupported: the system has no transparent huge pages to ask for.
+var ErrUnsupported = errors.New("hugeheap: no transparent huge pages on this system")
+
+// AtInit is what the package's init did (zero when it did not run Reserve:
+// not `crow serve`, or CROW_HUGE_HEAP=0).
+var AtInit Outcome
+
+func init() {
+	if command(os.Args[1:]) != "serve" || os.Getenv("CROW_HUGE_HEAP") == "0" {
+		return
+	}
+	AtInit, _ = Reserve(Size)
+}
+
+// command is the crow command args name: the first argument that is not a
+// flag, where --home (cmd/crow's one global flag with a separate value) takes
+// the argument after it.
+func command(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case a == "-home" || a == "--home":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a
+		}
+	}
+	return ""
+}
