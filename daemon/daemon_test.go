@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/crow-sync/crow/daemon"
 	"github.com/crow-sync/crow/home"
 	"github.com/crow-sync/crow/identity"
+	"github.com/crow-sync/crow/search"
 	"github.com/crow-sync/crow/sync/transport"
 )
 
@@ -100,5 +102,41 @@ func TestServeLifecycle(t *testing.T) {
 	}
 	if err := d2.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBuildFailureClosesTheIndex: the search index opens beside the store;
+// when the store does not open, New fails and the index is closed again (its
+// files can be opened at once, as a retry would).
+func TestBuildFailureClosesTheIndex(t *testing.T) {
+	h := newHome(t)
+	if err := os.WriteFile(h.DBDir(), []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settings := home.DefaultConfig()
+	settings.Listen = "127.0.0.1:0"
+	_, err := daemon.New(daemon.Config{Home: h, Settings: settings, Version: "test"}, daemon.Deps{
+		Logger:    slog.New(slog.DiscardHandler),
+		Transport: daemon.MemTransport(transport.NewMemNetwork()),
+		Chain:     func(context.Context, *slog.Logger) (anchor.Chain, error) { return nil, nil },
+	})
+	if err == nil || !strings.Contains(err.Error(), "opening store") {
+		t.Fatalf("New with a file where the store's directory goes: %v", err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		x, err := search.Open(h.IndexDir(), slog.New(slog.DiscardHandler))
+		if err == nil {
+			err = x.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("reopening the index: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the index is still held open after New failed")
 	}
 }

@@ -34,6 +34,27 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 
 	minFree := d.cfg.Settings.MinFreeMB << 20 // 0: store's default; negative: no guard
 	step("lock")
+	// The search index opens beside the store (neither reads the other
+	// until the indexer runs): a start waits for the longer of the two.
+	type opened struct {
+		index *search.Index
+		err   error
+	}
+	indexOpened := make(chan opened, 1)
+	go func() {
+		began := time.Now()
+		x, err := search.Open(d.h.IndexDir(), d.log)
+		d.log.Debug("search index opened", "took", time.Since(began))
+		indexOpened <- opened{x, err}
+	}()
+	indexTaken := false
+	defer func() { // the build failed before it took the index: close it
+		if !indexTaken {
+			if o := <-indexOpened; o.err == nil {
+				o.index.Close()
+			}
+		}
+	}()
 	d.db, err = store.Open(d.h.DBDir(), store.Options{Logger: d.log.With("component", "badger"), Clock: d.clk, InMemory: inMemory, MinFree: minFree})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
@@ -75,11 +96,14 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 		return err
 	}
 	step("feeds")
-	if d.index, err = search.Open(d.h.IndexDir(), d.log); err != nil {
-		return fmt.Errorf("opening search index: %w", err)
+	o := <-indexOpened
+	indexTaken = true
+	if o.err != nil {
+		return fmt.Errorf("opening search index: %w", o.err)
 	}
+	d.index = o.index
 	d.onClose(d.index.Close)
-	step("index")
+	step("index wait")
 	d.indexer = search.NewIndexer(d.db, d.index)
 	d.indexer.Foreground = d.quiet
 	d.indexer.Clock = d.clk
