@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The child process (see TestReserveGivesTheHeapHugePages) reserves before
@@ -159,4 +161,37 @@ func anonHugeKiB(lo, hi uintptr) int {
 		}
 	})
 	return total
+}
+
+// BenchmarkFirstTouch writes one byte per 4 KiB page of 16 MiB of fresh
+// anonymous memory, as the heap's first use of new pages does, with and
+// without MADV_HUGEPAGE (what Reserve asks for): the cost of a page fault
+// on this machine.
+func BenchmarkFirstTouch(b *testing.B) {
+	const size = 16 << 20
+	for _, c := range []struct {
+		name   string
+		advise bool
+	}{{"4KiB", false}, {"huge", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				m, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c.advise {
+					if err := unix.Madvise(m, unix.MADV_HUGEPAGE); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for i := 0; i < size; i += 4096 {
+					m[i] = 1
+				}
+				if err := unix.Munmap(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*size/4096), "µs/page")
+		})
+	}
 }
