@@ -15,10 +15,7 @@ import (
 // pages (an advised mapping, VmFlags "hg", with AnonHugePages); with
 // CROW_HUGE_HEAP=0, or in any other mode, it advises nothing.
 func TestServeHeapHugePages(t *testing.T) {
-	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil {
-		t.Fatalf("reading the THP mode: %v", err)
-	}
+	mode, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled") // none: no THP, nothing advised
 	madvise := bytes.Contains(mode, []byte("[madvise]"))
 	const line = "heap: transparent huge pages advised"
 

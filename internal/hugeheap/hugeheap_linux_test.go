@@ -48,10 +48,7 @@ func child() {
 // reuses the advised range and is backed by huge pages; in any other mode
 // nothing is advised and Reserve says why.
 func TestReserveGivesTheHeapHugePages(t *testing.T) {
-	mode, err := os.ReadFile(thpModeFile)
-	if err != nil {
-		t.Fatalf("reading the THP mode: %v", err)
-	}
+	mode, _ := os.ReadFile(thpModeFile) // none: a kernel without THP, nothing to advise
 	cmd := exec.Command(os.Args[0], "-test.run", "^$")
 	cmd.Env = append(os.Environ(), "HUGEHEAP_TEST_CHILD=1")
 	out, err := cmd.CombinedOutput()
@@ -60,7 +57,7 @@ func TestReserveGivesTheHeapHugePages(t *testing.T) {
 	}
 	t.Logf("THP mode %s; child: %s", bytes.TrimSpace(mode), out)
 	if !bytes.Contains(mode, []byte("[madvise]")) {
-		if !bytes.HasPrefix(out, []byte("skipped THP mode is")) {
+		if !bytes.HasPrefix(out, []byte("skipped ")) {
 			t.Fatalf("THP mode %s: want nothing advised, got %s", mode, out)
 		}
 		return
