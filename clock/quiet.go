@@ -19,7 +19,7 @@ type Quiet struct {
 	clk      Clock
 	pause    time.Duration
 	maxDefer time.Duration
-	last     atomic.Int64 // UnixNano of the last Touch; 0: none yet
+	last     atomic.Int64 // UnixNano of the last Touch, or of the end of a TouchFor; 0: none yet
 	waited   atomic.Int64 // nanoseconds spent in Wait beyond an immediate return
 }
 
@@ -30,11 +30,23 @@ func NewQuiet(c Clock, pause, maxDefer time.Duration) *Quiet {
 }
 
 // Touch records foreground activity now.
-func (q *Quiet) Touch() {
+func (q *Quiet) Touch() { q.TouchFor(0) }
+
+// TouchFor records foreground activity that goes on for d from now (the rest
+// of a catch-up a peer is fetching): until then Idle is 0, and Wait returns
+// pause after it at the earliest (or after maxDefer). A Touch never shortens
+// it.
+func (q *Quiet) TouchFor(d time.Duration) {
 	if q == nil {
 		return
 	}
-	q.last.Store(q.clk.Now().UnixNano())
+	until := q.clk.Now().Add(d).UnixNano()
+	for {
+		last := q.last.Load()
+		if last >= until || q.last.CompareAndSwap(last, until) {
+			return
+		}
+	}
 }
 
 // Wait blocks until pause has passed since the last Touch, or until it has
@@ -49,7 +61,7 @@ func (q *Quiet) Wait(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		idle, touched := q.Idle()
+		idle, touched := q.since()
 		if !touched {
 			return nil
 		}
@@ -69,6 +81,12 @@ func (q *Quiet) Idle() (time.Duration, bool) {
 	if q == nil {
 		return 0, false
 	}
+	idle, touched := q.since()
+	return max(0, idle), touched
+}
+
+// since is Idle's value before clamping: negative while a TouchFor lasts.
+func (q *Quiet) since() (time.Duration, bool) {
 	last := q.last.Load()
 	if last == 0 {
 		return 0, false

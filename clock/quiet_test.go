@@ -108,3 +108,41 @@ func TestNilQuietNeverWaits(t *testing.T) {
 		t.Fatal("nil Quiet waited")
 	}
 }
+
+// TouchFor holds the foreground busy for its duration: Idle is 0 until it
+// ends, Wait returns a pause after its end, and a Touch inside it does not
+// shorten it.
+func TestQuietTouchForHoldsUntilItsEndAndAPause(t *testing.T) {
+	f := NewFake(epoch)
+	q := NewQuiet(f, 200*time.Millisecond, time.Minute)
+	q.TouchFor(time.Second)
+	done := waitAsync(context.Background(), q)
+	f.BlockUntil(1)
+	f.Advance(300 * time.Millisecond)
+	q.Touch() // a request inside the hold
+	if idle, ok := q.Idle(); !ok || idle != 0 {
+		t.Fatalf("Idle inside the hold = %v, %v; want 0, true", idle, ok)
+	}
+	for f.Since(epoch) < 1100*time.Millisecond {
+		f.BlockUntil(1)
+		f.Advance(100 * time.Millisecond)
+		if _, ok := returned(t, done); ok {
+			t.Fatalf("Wait returned at %v, inside the hold or its pause (1 s + 200 ms)", f.Since(epoch))
+		}
+	}
+	f.BlockUntil(1)
+	f.Advance(100 * time.Millisecond)
+	if err, ok := returned(t, done); !ok || err != nil {
+		t.Fatalf("Wait at 1.2 s: returned %v, %v; want nil", ok, err)
+	}
+	if idle, _ := q.Idle(); idle != 200*time.Millisecond {
+		t.Fatalf("Idle after the hold = %v, want 200ms", idle)
+	}
+	// A shorter hold later does not move the end back, a longer one extends it.
+	q.TouchFor(time.Second)
+	q.TouchFor(10 * time.Millisecond)
+	f.Advance(500 * time.Millisecond)
+	if idle, _ := q.Idle(); idle != 0 {
+		t.Fatalf("Idle 500 ms into a 1 s hold after a 10 ms one = %v, want 0", idle)
+	}
+}

@@ -116,6 +116,11 @@ func Libp2pTransport(c TransportConfig) (Transport, error) {
 const (
 	quietPause    = 250 * time.Millisecond
 	quietMaxDefer = 10 * time.Second
+	// catchUpHold is how long a range served to a peer that is still
+	// catching up counts as foreground work: the peer's next request comes
+	// once it has stored the range (tens of milliseconds, more on a busy
+	// machine), so background work does not start in that gap.
+	catchUpHold = time.Second
 )
 
 // Daemon is one built instance. Its fields are set by New's stages, in

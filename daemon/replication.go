@@ -116,6 +116,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	d.node, err = crowsync.NewNode(crowsync.Config{
 		Transport: d.tr, Feeds: withTestHooks(d.log, d.getenv, d.syncFeeds), Self: crowsync.FeedKey(d.own.Key()),
 		Clock: d.clk, Logger: d.log, Registerer: d.metrics, OnTraffic: d.quiet.Touch,
+		OnCatchUp: func() { d.quiet.TouchFor(catchUpHold) },
 		// A fork (two signed histories of one feed) stops that feed; the
 		// operator hears of it through a high-priority notification.
 		OnEvent: func(ev crowsync.Event) {

@@ -40,6 +40,8 @@ type tnode struct {
 	events []crowsync.Event
 	// traffic counts the Node's OnTraffic calls (ranges stored or served).
 	traffic atomic.Int64
+	// catchUp counts its OnCatchUp calls (ranges served short of the head).
+	catchUp atomic.Int64
 }
 
 type cluster struct {
@@ -118,6 +120,7 @@ func (c *cluster) start(name string, peers ...string) {
 			n.mu.Unlock()
 		},
 		OnTraffic: func() { n.traffic.Add(1) },
+		OnCatchUp: func() { n.catchUp.Add(1) },
 	})
 	if err != nil {
 		c.t.Fatal(err)

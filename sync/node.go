@@ -91,6 +91,12 @@ type Config struct {
 	// foreground work, which the daemon's background workers let pass
 	// (clock.Quiet). It must not block.
 	OnTraffic func()
+	// OnCatchUp, if set, is called from the Node's goroutine after it serves
+	// a range that ends before the head it was read against: the peer is
+	// catching up and will ask for the rest, so the daemon holds its
+	// background work back until it has (clock.Quiet.TouchFor) instead of
+	// starting it in the gaps between the peer's requests. It must not block.
+	OnCatchUp func()
 }
 
 // ErrStopped is returned by Node methods once Serve has returned.
@@ -459,6 +465,9 @@ func (n *Node) serve(s protocol.Serve) {
 	if n.send(p, &wire.Data{ReqID: req.ReqID, Range: r}) {
 		n.m.Served(s.Peer, len(r.Entries))
 		n.met.sent.WithLabelValues(p.String()).Add(float64(len(r.Entries)))
+		if r.End() < r.Head.Length && n.cfg.OnCatchUp != nil {
+			n.cfg.OnCatchUp()
+		}
 	}
 }
 

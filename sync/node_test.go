@@ -32,7 +32,8 @@ func TestTwoNodesConverge(t *testing.T) {
 
 // TestTrafficReportsRangesStoredAndServed: OnTraffic (the daemon's
 // foreground signal) is called for each range a Node serves and each range it
-// stores, and not while there is nothing to replicate.
+// stores, and not while there is nothing to replicate; OnCatchUp for each
+// range served that leaves the peer more to fetch.
 func TestTrafficReportsRangesStoredAndServed(t *testing.T) {
 	c := newCluster(t, "a", "b")
 	appendN(c.n("a"), 300, "a") // 5 ranges of at most 64
@@ -48,6 +49,11 @@ func TestTrafficReportsRangesStoredAndServed(t *testing.T) {
 	}
 	if a, b := c.n("a").traffic.Load(), c.n("b").traffic.Load(); a != served || b != stored {
 		t.Fatalf("traffic while idle: a %d -> %d, b %d -> %d", served, a, stored, b)
+	}
+	// OnCatchUp: each range a served short of its head of 300 (the first
+	// four of five), none for the last; b served nothing.
+	if a, b := c.n("a").catchUp.Load(), c.n("b").catchUp.Load(); a != 4 || b != 0 {
+		t.Fatalf("OnCatchUp: a %d, b %d; want 4 and 0", a, b)
 	}
 }
 
