@@ -10,13 +10,15 @@
 // of Debian and Ubuntu kernels) the heap never gets them.
 //
 // Importing the package (blank import, as cmd/crow does) runs Reserve at
-// init, in the process `crow serve` only and unless CROW_HUGE_HEAP=0: before
+// init, in the process `crow serve` only, unless CROW_HUGE_HEAP=0 or
+// GODEBUG=disablethp=1 (the runtime's own switch for THP=always): before
 // the heap has grown it allocates one large object, which makes the runtime
 // map that much fresh address space for its heap, advises it
-// (MADV_HUGEPAGE) and lets the collector free it. Nothing is touched, so the
-// resident size does not change; the heap then grows into the advised range,
-// and its pages are faulted in 2 MiB at a time. The advice stays on the
-// mapping when the runtime returns pages to the kernel and takes them again.
+// (MADV_HUGEPAGE) and lets the collector free it. The reservation touches
+// nothing; the heap then grows into the advised range and is faulted in 2 MiB
+// at a time, so its resident size grows in 2 MiB steps (an idle daemon: ~5 MB
+// more). The advice stays on the mapping when the runtime returns pages to
+// the kernel and takes them again.
 //
 // It does nothing on other systems, under THP "always" (already huge) or
 // "never" (refused), or once the collector has run (the runtime would have

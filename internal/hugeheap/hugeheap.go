@@ -29,7 +29,24 @@ func init() {
 	if command(os.Args[1:]) != "serve" || os.Getenv("CROW_HUGE_HEAP") == "0" {
 		return
 	}
+	if disablesTHP(os.Getenv("GODEBUG")) {
+		AtInit = Outcome{Skipped: "GODEBUG disablethp=1"}
+		return
+	}
 	AtInit, _ = Reserve(Size)
+}
+
+// disablesTHP reports whether godebug (GODEBUG's value) turns the runtime's
+// huge pages off (disablethp=1, the last setting winning): the operator asked
+// the runtime to advise its heap MADV_NOHUGEPAGE, which this would undo.
+func disablesTHP(godebug string) bool {
+	off := false
+	for _, kv := range strings.Split(godebug, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k == "disablethp" {
+			off = v == "1"
+		}
+	}
+	return off
 }
 
 // command is the crow command args name: the first argument that is not a

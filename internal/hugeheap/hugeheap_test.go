@@ -22,3 +22,18 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestDisablesTHP(t *testing.T) {
+	for godebug, want := range map[string]bool{
+		"":                          false,
+		"disablethp=1":              true,
+		"gctrace=1,disablethp=1":    true,
+		"disablethp=1,disablethp=0": false,
+		"disablethp=0":              false,
+		"madvdontneed=1":            false,
+	} {
+		if got := disablesTHP(godebug); got != want {
+			t.Errorf("disablesTHP(%q) = %v, want %v", godebug, got, want)
+		}
+	}
+}
