@@ -11,9 +11,9 @@ import (
 )
 
 // TestServeHeapHugePages: where the system's THP mode is "madvise", a
-// running `crow serve` says so in its log and its heap holds transparent huge
-// pages (an advised mapping, VmFlags "hg", with AnonHugePages); with
-// CROW_HUGE_HEAP=0, or in any other mode, it advises nothing.
+// running `crow serve` says so in its log and has advised its heap (a mapping
+// with VmFlags "hg"); with CROW_HUGE_HEAP=0, or in any other mode, it
+// advises nothing.
 func TestServeHeapHugePages(t *testing.T) {
 	mode, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled") // none: no THP, nothing advised
 	madvise := bytes.Contains(mode, []byte("[madvise]"))
@@ -23,9 +23,13 @@ func TestServeHeapHugePages(t *testing.T) {
 	d.Start()
 	advised, hugeKiB := hugeMappings(t, d.cmd.Process.Pid)
 	t.Logf("THP mode %s: %d advised mappings, %d KiB in huge pages", bytes.TrimSpace(mode), advised, hugeKiB)
+	// How much of the heap is in huge pages by now is logged, not asserted:
+	// in about one start in ten the heap had not grown into the advised range
+	// yet when /health answered (internal/hugeheap's test asserts that an
+	// allocation there gets huge pages).
 	if madvise {
-		if !strings.Contains(d.Log(), line) || advised == 0 || hugeKiB == 0 {
-			t.Fatalf("THP mode madvise: log line %v, %d advised mappings, %d KiB huge; want all", strings.Contains(d.Log(), line), advised, hugeKiB)
+		if !strings.Contains(d.Log(), line) || advised == 0 {
+			t.Fatalf("THP mode madvise: log line %v, %d advised mappings; want both", strings.Contains(d.Log(), line), advised)
 		}
 	} else if strings.Contains(d.Log(), line) {
 		t.Fatalf("THP mode %s: the daemon advised huge pages", mode)
