@@ -218,6 +218,8 @@ require (
 	lukechampine.com/blake3 v1.4.1 // indirect
 )
 
+replace github.com/dgraph-io/badger/v4 => ./third_party/badger
+
 replace github.com/dgraph-io/ristretto/v2 => ./third_party/ristretto
 
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
