@@ -8,7 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // mappedRSSBySuffix sums the Rss of this process's mappings of the files in dir whose
@@ -97,5 +101,73 @@ func TestWALAndTablesAreNotWrittenThroughTheirMaps(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkSyncedFileWrite is what the badger patch above is about: CPU per MiB written
+// to a fresh file and synced, 1 MiB at a time (a large commit, a table), through a shared
+// memory map with msync (upstream badger) or with pwrite and fdatasync (crow's copy).
+func BenchmarkSyncedFileWrite(b *testing.B) {
+	const chunk, size = 1 << 20, 64 << 20
+	buf := make([]byte, chunk)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	cpu := func() time.Duration {
+		var r syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	for _, how := range []string{"map+msync", "pwrite+fdatasync"} {
+		b.Run(how, func(b *testing.B) {
+			var f *os.File
+			var m []byte
+			open := func() {
+				var err error
+				if f, err = os.Create(filepath.Join(b.TempDir(), "f")); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Truncate(size); err != nil {
+					b.Fatal(err)
+				}
+				if how == "map+msync" {
+					if m, err = unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			closeFile := func() {
+				if m != nil {
+					unix.Munmap(m)
+					m = nil
+				}
+				f.Close()
+			}
+			open()
+			c0 := cpu()
+			off := 0
+			for b.Loop() {
+				if off+chunk > size { // a fresh file, as badger's WAL and tables are
+					closeFile()
+					open()
+					off = 0
+				}
+				var err error
+				if m != nil {
+					copy(m[off:], buf)
+					err = unix.Msync(m, unix.MS_SYNC)
+				} else {
+					if _, err = f.WriteAt(buf, int64(off)); err == nil {
+						err = unix.Fdatasync(int(f.Fd()))
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				off += chunk
+			}
+			b.ReportMetric(float64((cpu()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/MiB")
+			closeFile()
+		})
 	}
 }
