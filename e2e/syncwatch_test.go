@@ -140,6 +140,11 @@ func TestSyncStatusWatchPipedAndNDJSON(t *testing.T) {
 		}
 		return sawRate && sawDone
 	})
+	// The NDJSON frames can see the whole sync before the plain watcher's second
+	// interval (both poll home's chain status too, which can wait on an anchoring round).
+	Eventually(t, syncTimeout, "a second plain block", func() bool {
+		return strings.Count(plainOut.String(), "crow sync status at ") >= 2
+	})
 	interrupt(t, nd)
 	interrupt(t, plain)
 
