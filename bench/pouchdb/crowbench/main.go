@@ -43,6 +43,7 @@ var (
 	bulkN    = flag.Int("bulk", -1, "memories written at the end through the bulk endpoint POST /v1/memories, 1,000 per call, one call at a time as PouchDB's bulkDocs (-1: N; 0: skip)")
 	basePort = flag.Int("port", 29100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
 	restarts = flag.Int("restarts", 0, "only the restart catch-up, this many times, on the data directory a full run left in -dir (no init, no writes before)")
+	syncOnly = flag.Int("sync-only", 0, "only the full sync, this many times: each on a fresh copy of the settled home a full run left in -dir (DIR/ha, DIR/seed.blob) and a fresh satellite; for A/B runs of the sync in ~40 s instead of a full run")
 	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory, and with -restarts an execution trace of each restart from the spawn (restart-N-sat.trace); serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures")
 )
 
@@ -421,6 +422,10 @@ func main() {
 	os.MkdirAll(work, 0o755)
 	if *restarts > 0 {
 		restartOnly(work)
+		return
+	}
+	if *syncOnly > 0 {
+		syncOnlyRuns(work)
 		return
 	}
 	home := &daemon{name: "home", home: filepath.Join(work, "ha"), gw: *basePort, sp: *basePort + 1}
@@ -894,4 +899,85 @@ func liveLatency(home, sat *daemon, from int) []time.Duration {
 	}
 	slices.Sort(lat)
 	return lat
+}
+
+// syncOnlyRuns times the full sync -sync-only times: each time home is a fresh
+// copy of the settled home in work/ha (a full run's), the satellite a fresh
+// instance from work/seed.blob, both in work/sync-only. It prints, per run,
+// when the satellite stored home's whole feed, when it counted all of home's
+// memories (applied) and when memory N-1 was found by search there.
+func syncOnlyRuns(work string) {
+	base := filepath.Join(work, "sync-only")
+	for i := range *syncOnly {
+		os.RemoveAll(base)
+		os.MkdirAll(base, 0o755)
+		home := &daemon{name: "home", home: filepath.Join(base, "ha"), gw: *basePort, sp: *basePort + 1}
+		sat := &daemon{name: "sat", home: filepath.Join(base, "hb"), gw: *basePort + 10, sp: *basePort + 11}
+		if o, err := exec.Command("cp", "-a", filepath.Join(work, "ha"), home.home).CombinedOutput(); err != nil {
+			fatalf("copying home: %v %s", err, o)
+		}
+		for _, d := range []*daemon{home, sat} {
+			f, err := os.Create(filepath.Join(base, d.name+".log"))
+			if err != nil {
+				fatalf("log: %v", err)
+			}
+			d.logf = f
+		}
+		sat.cli("init", "--name", "sat", "--import", filepath.Join(work, "seed.blob"))
+		for _, d := range []*daemon{home, sat} {
+			k, _ := os.ReadFile(filepath.Join(d.home, "api-key"))
+			d.key = strings.TrimSpace(string(k))
+		}
+		daemons = []*daemon{home, sat}
+		if *pprofDir != "" { // the satellite's CPU profile of the sync: DIR/sync-only-N-sat.cpu.pb.gz
+			sat.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+12)
+			os.MkdirAll(*pprofDir, 0o755)
+		}
+		home.start()
+		sat.start()
+		var h struct {
+			InstanceID string `json:"instance_id"`
+		}
+		_, hb := home.do("GET", "/health", nil)
+		json.Unmarshal(hb, &h)
+		homeFeed := home.feedKeyOf(h.InstanceID)
+		length, want := home.feedLen("", homeFeed), home.memories()
+		time.Sleep(2 * time.Second) // both started up and idle
+		if sat.pprof != "" {
+			pprofPost(sat, "/debug/crow/cpu/start")
+		}
+		t0 := time.Now()
+		home.cli("instance", "add", "http://"+sat.addr)
+		for sat.feedLen("", homeFeed) < length {
+			if time.Since(t0) > 30*time.Minute {
+				fatalf("satellite did not get home's feed")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		tFeed := time.Since(t0)
+		for sat.memories() < want {
+			time.Sleep(20 * time.Millisecond)
+		}
+		tAll := time.Since(t0)
+		token := fmt.Sprintf("memory %d:", *n-1)
+		for {
+			_, b := sat.do("GET", fmt.Sprintf("/v1/memories/search?q=%d&limit=5", *n-1), nil)
+			if bytes.Contains(b, []byte(token)) {
+				break
+			}
+			if time.Since(t0) > 30*time.Minute {
+				fatalf("%q never found by search on the satellite", token)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		tSearch := time.Since(t0)
+		if sat.pprof != "" {
+			writeFile(filepath.Join(*pprofDir, fmt.Sprintf("sync-only-%d-sat.cpu.pb.gz", i+1)), pprofPost(sat, "/debug/crow/cpu/stop"))
+		}
+		fmt.Printf("sync-only %d: feed of %d entries stored %.2f s, all %d memories applied %.2f s, searchable %.2f s, satellite peak RSS %.0f MB\n",
+			i+1, length, secs(tFeed), want, secs(tAll), secs(tSearch), mb(sat.pid(), "VmHWM"))
+		sat.stop()
+		home.stop()
+	}
+	os.RemoveAll(base)
 }
