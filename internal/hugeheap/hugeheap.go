@@ -7,8 +7,12 @@ import (
 )
 
 // Size is how much heap address space Reserve advises at init: the heap a
-// daemon holds under its default soft memory limit (400 MiB) mostly fits.
-const Size = 256 << 20
+// daemon grows to under its default soft memory limit (400 MiB), with the
+// room the collector's headroom and fragmentation take. 256 MiB left the
+// top of a 100k sync's heap on 4 KiB pages: its zeroing was the satellite's
+// largest cost (docs/BENCHMARKS.md, session 22). Only address space: nothing
+// is touched until the heap grows into it.
+const Size = 768 << 20
 
 // Outcome is what Reserve did.
 type Outcome struct {
