@@ -47,7 +47,11 @@ func incompressible(n, i int, stream uint64) []byte {
 
 // mappedRSSKB sums the Rss of this process's mappings of files under dir
 // (/proc/self/smaps).
-func mappedRSSKB(t *testing.T, dir string) int64 {
+func mappedRSSKB(t *testing.T, dir string) int64 { return mappedRSSOf(t, dir, "") }
+
+// mappedRSSOf sums the Rss of this process's mappings of the files under dir whose
+// names end in suffix (/proc/self/smaps).
+func mappedRSSOf(t *testing.T, dir, suffix string) int64 {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
@@ -61,7 +65,7 @@ func mappedRSSKB(t *testing.T, dir string) int64 {
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
 		if len(fs) >= 5 && strings.Contains(fs[0], "-") {
-			in = len(fs) >= 6 && strings.HasPrefix(fs[5], prefix)
+			in = len(fs) >= 6 && strings.HasPrefix(fs[5], prefix) && strings.HasSuffix(fs[5], suffix)
 			continue
 		}
 		if in && len(fs) >= 2 && fs[0] == "Rss:" {

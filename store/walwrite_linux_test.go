@@ -1,12 +1,10 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,36 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mappedRSSBySuffix sums the Rss of this process's mappings of the files in dir whose
-// names end in suffix (/proc/self/smaps), and the files' sizes.
+// mappedRSSBySuffix is mappedRSSOf, with the sizes of those files.
 func mappedRSSBySuffix(t *testing.T, dir, suffix string) (rssKB, sizeKB int64) {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Fatalf("reading /proc/self/smaps (procfs is needed to measure RSS): %v", err)
-	}
-	defer f.Close()
-	prefix := filepath.Clean(dir) + "/"
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 5 && strings.Contains(fs[0], "-") {
-			in = len(fs) >= 6 && strings.HasPrefix(fs[5], prefix) && strings.HasSuffix(fs[5], suffix)
-			continue
-		}
-		if in && len(fs) >= 2 && fs[0] == "Rss:" {
-			n, _ := strconv.ParseInt(fs[1], 10, 64)
-			rssKB += n
-		}
-	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
 	for _, n := range names {
 		if fi, err := os.Stat(n); err == nil {
 			sizeKB += fi.Size() >> 10
 		}
 	}
-	return rssKB, sizeKB
+	return mappedRSSOf(t, dir, suffix), sizeKB
 }
 
 // The memtable's write-ahead log and new tables are written with pwrite and synced
