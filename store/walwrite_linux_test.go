@@ -149,3 +149,55 @@ func BenchmarkSyncedFileWrite(b *testing.B) {
 		})
 	}
 }
+
+// badger's DB.Sync flushes the WAL's held-back entries from its caller's goroutine while
+// the write goroutine appends to them (third_party/badger's pendingMu): run with -race.
+func TestBadgerSyncWhileWriting(t *testing.T) {
+	_, db := openMapped(t, Options{MappedBudget: -1, MemTableSize: 4 << 20})
+	defer db.Close()
+	done := make(chan struct{})
+	synced := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				synced <- nil
+				return
+			default:
+			}
+			if err := db.bdb.Sync(); err != nil {
+				synced <- err
+				return
+			}
+		}
+	}()
+	const n = 3000
+	for i := 0; i < n; i += 100 {
+		err := db.Update(context.Background(), func(txn *Txn) error {
+			for j := i; j < i+100; j++ {
+				if err := txn.Set([]byte(fmt.Sprintf("y/%07d", j)), []byte(strings.Repeat("v", 900))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-synced; err != nil {
+		t.Fatalf("Sync while writing: %v", err)
+	}
+	err := db.View(func(txn *Txn) error {
+		for i := 0; i < n; i += 97 {
+			if _, ok, err := txn.Get([]byte(fmt.Sprintf("y/%07d", i))); err != nil || !ok {
+				return fmt.Errorf("y/%07d: ok %v err %v", i, ok, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
