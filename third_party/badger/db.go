@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -1102,9 +1103,17 @@ func buildL0Table(iter y.Iterator, dropPrefixes [][]byte, bopts table.Options) *
 	defer iter.Close()
 
 	b := table.NewTableBuilder(bopts)
+	n := 0
 	for iter.Rewind(); iter.Valid(); iter.Next() {
 		if len(dropPrefixes) > 0 && hasAnyPrefixes(iter.Key(), dropPrefixes) {
 			continue
+		}
+		// crow's patch: a flush is background work that takes one core for
+		// 50-250 ms (a 16 MiB memtable); yielding every 64 keys lets the
+		// goroutines answering requests run in between, instead of queueing
+		// behind it.
+		if n++; n%64 == 0 {
+			runtime.Gosched()
 		}
 		vs := iter.Value()
 		var vp valuePointer

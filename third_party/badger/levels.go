@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -743,7 +744,14 @@ func (s *levelsController) subcompact(it y.Iterator, kr keyRange, cd compactDef,
 		var numKeys, numSkips uint64
 		var rangeCheck int
 		var tableKr keyRange
+		var seen int
 		for ; it.Valid(); it.Next() {
+			// crow's patch: compaction is background work; yield every 64
+			// keys so the goroutines answering requests run in between
+			// (see buildL0Table).
+			if seen++; seen%64 == 0 {
+				runtime.Gosched()
+			}
 			// See if we need to skip the prefix.
 			if len(cd.dropPrefixes) > 0 && hasAnyPrefixes(it.Key(), cd.dropPrefixes) {
 				numSkips++
