@@ -377,9 +377,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	var must []query.Query
 	text := strings.TrimSpace(q.Text)
 	if text != "" {
-		mq := bleve.NewMatchQuery(text)
-		mq.SetField("content")
-		must = append(must, mq)
+		must = append(must, ix.textQuery("content", text))
 	}
 	term := func(field, v string) {
 		tq := bleve.NewTermQuery(v)
@@ -426,6 +424,23 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		hits[i] = Hit{ID: h.ID, Score: h.Score}
 	}
 	return hits, nil
+}
+
+// textQuery matches text in field as bleve's match query does (any of its
+// analysed words), but a text of one word is a term query: the match query
+// wraps even one word in a disjunction, whose bookkeeping per matching
+// document is ~15 % of a one-word search.
+func (ix *Index) textQuery(field, text string) query.Query {
+	if a := ix.bi.Mapping().AnalyzerNamed(en.AnalyzerName); a != nil {
+		if toks := a.Analyze([]byte(text)); len(toks) == 1 {
+			tq := bleve.NewTermQuery(string(toks[0].Term))
+			tq.SetField(field)
+			return tq
+		}
+	}
+	mq := bleve.NewMatchQuery(text)
+	mq.SetField(field)
+	return mq
 }
 
 // memoryDoc is what the index stores of a memories row. The field names are those of the

@@ -8,8 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/store"
@@ -488,4 +492,66 @@ func serveIndexer(t *testing.T, x *Indexer, ix *Index) <-chan struct{} {
 	go func() { served <- x.Serve(ctx) }()
 	t.Cleanup(func() { stop(); <-served; ix.Close() })
 	return idle
+}
+
+// TestOneWordSearchScoresAsMatchQuery: a one-word text is searched with a term query
+// (textQuery), not bleve's match query; the hits, their order and their scores must be the
+// match query's, with and without filters, and a text of several words (or of words the
+// analyser drops) must still be the match query itself.
+func TestOneWordSearchScoresAsMatchQuery(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, _ := runIndexer(t, env.DB, filepath.Join(t.TempDir(), "index"))
+	words := []string{"badger", "bleve", "storage", "store", "search", "memory", "sync", "fsync"}
+	for i := range 60 {
+		var content []string
+		for j := range 3 + i%7 {
+			content = append(content, words[(i*7+j*3)%len(words)])
+		}
+		put(t, env.Writer, store.OpInsert, mem{ID: fmt.Sprintf("m%02d", i), Content: strings.Join(content, " "),
+			Project: fmt.Sprintf("p%d", i%3), CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	caughtUp(t, env.DB, ix)
+	matchHits := func(text, project string) []Hit {
+		t.Helper()
+		mq := bleve.NewMatchQuery(text)
+		mq.SetField("content")
+		var q query.Query = mq
+		if project != "" {
+			tq := bleve.NewTermQuery(project)
+			tq.SetField("project")
+			q = bleve.NewConjunctionQuery(mq, tq)
+		}
+		res, err := ix.bi.Search(bleve.NewSearchRequestOptions(q, 20, 0, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Hit
+		for _, h := range res.Hits {
+			out = append(out, Hit{ID: h.ID, Score: h.Score})
+		}
+		return out
+	}
+	for _, text := range []string{"badger", "Storage", "  sync ", "stores", "nothing", "the"} {
+		for _, project := range []string{"", "p1"} {
+			got, err := ix.Search(context.Background(), Query{Text: text, Project: project, Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := matchHits(text, project)
+			if len(want) == 0 && text != "nothing" && text != "the" {
+				t.Fatalf("%q: the match query finds nothing: the corpus does not test this", text)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%q project %q:\n got %v\nwant %v", text, project, got, want)
+			}
+		}
+	}
+	if _, ok := ix.textQuery("content", "badger").(*query.TermQuery); !ok {
+		t.Errorf("one word: %T, want a term query", ix.textQuery("content", "badger"))
+	}
+	for _, text := range []string{"badger store", "the"} {
+		if _, ok := ix.textQuery("content", text).(*query.MatchQuery); !ok {
+			t.Errorf("%q: %T, want the match query", text, ix.textQuery("content", text))
+		}
+	}
 }
