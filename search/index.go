@@ -431,7 +431,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // wraps even one word in a disjunction, whose bookkeeping per matching
 // document is ~15 % of a one-word search.
 func (ix *Index) textQuery(field, text string) query.Query {
-	if a := ix.bi.Mapping().AnalyzerNamed(en.AnalyzerName); a != nil {
+	m := ix.bi.Mapping()
+	if a := m.AnalyzerNamed(m.AnalyzerNameForPath(field)); a != nil {
 		if toks := a.Analyze([]byte(text)); len(toks) == 1 {
 			tq := bleve.NewTermQuery(string(toks[0].Term))
 			tq.SetField(field)
