@@ -274,5 +274,6 @@ func (db *DB) Load(r io.Reader, maxPendingWrites int) error {
 		return err
 	}
 	db.orc.txnMark.Done(db.orc.nextTxnTs - 1)
+	db.orc.setDone(db.orc.nextTxnTs - 1) // crow's patch: readable by read-only transactions
 	return nil
 }

@@ -387,6 +387,7 @@ func Open(opt Options) (*DB, error) {
 	// In normal mode, we must update readMark so older versions of keys can be removed during
 	// compaction when run in offline mode via the flatten tool.
 	db.orc.readMark.Done(db.orc.nextTxnTs)
+	db.orc.doneTs = db.orc.nextTxnTs // crow's patch: everything replayed is readable
 	db.orc.incrementNextTs()
 
 	go db.threshold.listenForValueThresholdUpdate()

@@ -283,6 +283,7 @@ func (sw *StreamWriter) Flush() error {
 		sw.db.orc.nextTxnTs = sw.maxVersion
 		sw.db.orc.txnMark.Done(sw.maxVersion)
 		sw.db.orc.readMark.Done(sw.maxVersion)
+		sw.db.orc.doneTs = sw.maxVersion // crow's patch: readable by read-only transactions
 		sw.db.orc.incrementNextTs()
 	}
 

@@ -30,6 +30,11 @@ type oracle struct {
 	// channel in the same order as their commit timestamps.
 	writeChLock sync.Mutex
 	nextTxnTs   uint64
+	// doneTs (crow's patch) is the highest commit timestamp whose write request has
+	// completed: it and every timestamp below it are in the memtables. Guarded by the
+	// oracle's mutex. Read-only transactions read at it (readTsDone) instead of waiting
+	// for the commits still in flight.
+	doneTs uint64
 
 	// Used to block NewTransaction, so all previous commits are visible to a new read.
 	txnMark *y.WaterMark
@@ -92,6 +97,34 @@ func (o *oracle) readTs() uint64 {
 	// committed would not be read.
 	y.Check(o.txnMark.WaitForMark(context.Background(), readTs))
 	return readTs
+}
+
+// readTsDone is the read timestamp of a read-only transaction (crow's patch): the
+// highest commit timestamp whose write has completed. Unlike readTs it does not wait for
+// the commits that have a timestamp but are still being written (their WAL sync): a
+// commit is visible to every read-only transaction begun after its Commit returned, and
+// to none begun before it completed. Read-write transactions keep readTs, so a
+// transaction that reads what the commit in flight writes still waits for it instead of
+// conflicting with it.
+//
+// The read mark is begun under the mutex that orders doneTs, so the read marks begun
+// stay ordered: a read-write transaction's readTs (nextTxnTs-1 when it began) is done
+// only after its commits completed, i.e. after doneTs reached it.
+func (o *oracle) readTsDone() uint64 {
+	o.Lock()
+	readTs := o.doneTs
+	o.readMark.Begin(readTs)
+	o.Unlock()
+	return readTs
+}
+
+// setDone records that the write of commit timestamp ts has completed (crow's patch).
+func (o *oracle) setDone(ts uint64) {
+	o.Lock()
+	if ts > o.doneTs {
+		o.doneTs = ts
+	}
+	o.Unlock()
 }
 
 func (o *oracle) nextTs() uint64 {
@@ -597,6 +630,9 @@ func (txn *Txn) commitAndSend() (func() error, error) {
 	}
 	ret := func() error {
 		err := req.Wait()
+		// crow's patch: visible to read-only transactions from here (readTsDone),
+		// before Commit returns. As with txnMark, whatever the outcome.
+		orc.setDone(commitTs)
 		// Wait before marking commitTs as done.
 		// We can't defer doneCommit above, because it is being called from a
 		// callback here.
@@ -777,7 +813,11 @@ func (db *DB) newTransaction(update, isManaged bool) *Txn {
 		txn.pendingWrites = make(map[string]*Entry)
 	}
 	if !isManaged {
-		txn.readTs = db.orc.readTs()
+		if update {
+			txn.readTs = db.orc.readTs()
+		} else {
+			txn.readTs = db.orc.readTsDone() // crow's patch
+		}
 	}
 	return txn
 }

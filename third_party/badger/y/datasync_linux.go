@@ -14,5 +14,6 @@ import (
 // DataSync flushes f's data (and the metadata needed to read it) to disk:
 // fdatasync, what msync(MS_SYNC) does for a mapped range. crow's patch.
 func DataSync(f *os.File) error {
+	runDataSyncHook(f)
 	return unix.Fdatasync(int(f.Fd()))
 }

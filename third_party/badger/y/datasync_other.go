@@ -11,5 +11,6 @@ import "os"
 
 // DataSync flushes f to disk (fsync where fdatasync is not available). crow's patch.
 func DataSync(f *os.File) error {
+	runDataSyncHook(f)
 	return f.Sync()
 }
