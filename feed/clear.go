@@ -122,10 +122,9 @@ func checkSparse(start, end uint64, entries [][]byte, cleared []Cleared) error {
 // It is not deleted from peers that replicated the entry, nor from backups.
 //
 // Clear is a write of the log like Stage: call it from the write path that
-// serializes Stage and its commit, never between the two. A Clear that
-// rewrites the chunk an uncommitted Stage rewrites too (the partial chunk at
-// the end of the feed) supersedes that Stage: its commit func panics, as for
-// two Stages.
+// serializes Stage and its commit. A Clear between the two writes other
+// keys than the Stage (it rewrites keys of stored entries; a Stage writes
+// new keys from the stored length on), so both take effect.
 func (l *Log) Clear(indexes ...uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -135,11 +134,6 @@ func (l *Log) Clear(indexes ...uint64) error {
 	}
 	if err := l.st.Write(&Batch{Key: l.key, Clear: idx}); err != nil {
 		return fmt.Errorf("clearing %d entries of %s: %w", len(idx), l.key, err)
-	}
-	if n := l.head.Length; n%chunkEntries != 0 && idx[len(idx)-1]/chunkEntries == n/chunkEntries {
-		// The cached tail (Batch.Prior) still holds the data.
-		l.tail = nil
-		l.gen++
 	}
 	return nil
 }

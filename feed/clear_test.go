@@ -176,30 +176,73 @@ func TestLogClear(t *testing.T) {
 	}
 }
 
-// A Clear of the tail chunk supersedes an uncommitted Stage, which would
-// rewrite the chunk with the data: its commit panics.
-func TestLogClearSupersedesStage(t *testing.T) {
+// A Clear between a Stage and its commit: the Stage writes a new key beyond
+// the stored entries, the Clear rewrites the keys holding stored ones, so
+// both take effect whichever commits first.
+func TestLogClearBetweenStageAndCommit(t *testing.T) {
 	db := openBadger(t, t.TempDir())
 	defer db.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	orig := markedEntries(rng, 20)
 	l, _ := OpenLog(newBadgerStorage(db), testKey(1))
-	l.Append(orig[:10])
+	l.Append(orig[:5])
+	l.Append(orig[5:10]) // entries 5-9 in a part of chunk 0
 	txn := newTxn(db)
 	commit, err := l.Stage(txn, orig[10:12])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Clear(2); err != nil {
+	if err := l.Clear(2, 7); err != nil {
 		t.Fatal(err)
 	}
-	txn.Discard()
-	defer func() {
-		if recover() == nil {
-			t.Error("commit of a Stage superseded by Clear did not panic")
-		}
-	}()
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	commit()
+	checkFeed(t, l.Read, l.ReadSparse, func(s, e uint64) (*Proof, error) { return l.Proof(s, e, 0) }, orig[:12], map[uint64]bool{2: true, 7: true})
+	if l.Head().TreeHash != refTreeHash(orig, 12) {
+		t.Fatal("tree differs from the reference")
+	}
+}
+
+// Appends of one to a few entries fill chunks with parts; clearing entries
+// in bases and in parts, across parts and chunks, drops exactly their data.
+func TestLogClearInParts(t *testing.T) {
+	db := openBadger(t, t.TempDir())
+	defer func() { db.Close() }()
+	rng := rand.New(rand.NewPCG(23, 24))
+	orig := markedEntries(rng, 60)
+	l, err := OpenLog(newBadgerStorage(db), testKey(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := 0, 0; i < len(orig); i += k {
+		k = min(len(orig)-i, 1+rng.IntN(4))
+		if _, err := l.Append(orig[i : i+k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clearSet := []uint64{0, 1, 5, 6, 7, 15, 16, 30, 31, 32, 33, 47, 59}
+	if err := l.Clear(clearSet...); err != nil {
+		t.Fatal(err)
+	}
+	isCleared := map[uint64]bool{}
+	for _, i := range clearSet {
+		isCleared[i] = true
+	}
+	checkFeed(t, l.Read, l.ReadSparse, func(s, e uint64) (*Proof, error) { return l.Proof(s, e, 0) }, orig, isCleared)
+	for i := range orig {
+		if got := rawContains(t, db, marker(i)); got == isCleared[uint64(i)] {
+			t.Fatalf("entry %d: marker in the KV = %v, cleared %v", i, got, isCleared[uint64(i)])
+		}
+	}
+	if l, err = OpenLog(newBadgerStorage(db), testKey(1)); err != nil {
+		t.Fatal(err)
+	}
+	if l.Head().TreeHash != refTreeHash(orig, uint64(len(orig))) {
+		t.Fatal("tree differs from the reference")
+	}
+	checkFeed(t, l.Read, l.ReadSparse, func(s, e uint64) (*Proof, error) { return l.Proof(s, e, 0) }, orig, isCleared)
 }
 
 func TestReplicaClear(t *testing.T) {

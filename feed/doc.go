@@ -99,10 +99,12 @@
 // (KVStorage) over a small KV interface, which the daemon's store.DB
 // implements: feeds share its database under keys "f/…" (layout in
 // kvstorage.go), so a local write stages its feed entries in the row's
-// transaction (Log.Stage). One key per 16 entries, each entry framed with the tree
-// nodes it completed; a cleared entry keeps only those nodes (no new key). The author's Log builds its records already framed
-// and remembers the partial chunk at the end of its feed, so an append
-// neither copies its records again nor reads that chunk back. A write
+// transaction (Log.Stage). A write stores its entries under one key per chunk of 16
+// it touches (the chunk's base, or a part from the entry it starts at), each entry
+// framed with the tree nodes it completed; a cleared entry keeps only those nodes (no
+// new key). An append writes its own entries only: it neither reads nor rewrites what
+// the chunk holds already, and the author's Log builds its records already framed, so
+// they are not copied again. A write
 // larger than one transaction is split, with the state (head)
 // written last, so a crash leaves the previous state.
 package feed

@@ -59,25 +59,34 @@ var errStop = errors.New("stop")
 // Key layout (all under the feed package's prefix "f/"; pk is the
 // feed's raw 32-byte public key, integers are big-endian):
 //
-//	f/s/<pk>            → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
-//	f/e/<pk><uint64 k>  → chunk k: the records of entries [16k, 16k+16), each
-//	                      as uint32(len) ‖ record (nodes completed by the entry, then data;
-//	                      a cleared entry's record has the nodes only)
-//	f/n/<pk><uint64 j>  → node j beyond the stored entries: hash (32) ‖ uint64(size)
-//	f/x/<pk>            → fork evidence (ForkEvidence encoding)
+//	f/s/<pk>                    → state: 0x01 ‖ uint64(stored length) ‖ head (137 bytes)
+//	f/e/<pk><uint64 c>          → chunk c's base: the records of entries [16c, 16c+n),
+//	                              each as uint32(len) ‖ record (nodes completed by the
+//	                              entry, then data; a cleared entry's record has the
+//	                              nodes only)
+//	f/e/<pk><uint64 c><uint8 o> → a part of chunk c (0 < o < 16): the records of
+//	                              entries [16c+o, 16c+o+n), framed the same way
+//	f/n/<pk><uint64 j>          → node j beyond the stored entries: hash (32) ‖ uint64(size)
+//	f/x/<pk>                    → fork evidence (ForkEvidence encoding)
 //
-// Entries are packed 16 to a key (a write rewrites the partial chunk at the
-// end of the feed), so a bulk write costs one badger key per 16 entries;
-// the head is written last, in the same transaction when the batch fits one.
-// Bytes of a chunk beyond the state's length (left by a crash between a
-// split write and its state) are ignored and overwritten by the next write.
-// Clearing an entry rewrites its chunk (one Set of the whole value, in one
-// transaction with the other chunks cleared when they fit one), so a chunk
-// is never half cleared.
+// A write stores its records under one key per chunk it touches: the base
+// for a chunk it starts at the beginning of, a part at its offset for the
+// chunk it starts inside of. So a bulk write costs one badger key per 16
+// entries, and an append never rewrites what is stored (a write of one
+// entry writes that entry only). A chunk's keys, in key order (base, then
+// parts by offset), hold consecutive entries: every write starts at the
+// stored length, so each key starts where the keys before it end. Records
+// beyond the state's length (left by a crash between a split write and its
+// state) are ignored, and overwritten under the same key by the next write,
+// which starts at the same length. The head is written last, in the same
+// transaction when the batch fits one. Clearing an entry rewrites the key
+// holding it (one Set of its whole value, in one transaction with the
+// others cleared when they fit one), so a key is never half cleared.
 const (
 	keyPrefixLen = 4 // "f/?/"
 	feedKeyLen   = keyPrefixLen + 32
 	entryKeyLen  = feedKeyLen + 8
+	partKeyLen   = entryKeyLen + 1
 	chunkEntries = 16
 )
 
@@ -125,7 +134,7 @@ func batchBytes(b *Batch) (n int) {
 
 // stage writes b into txn, state last.
 func (s *KVStorage) stage(txn KVTxn, b *Batch) error {
-	if err := s.stageData(txn.Set, txn.Get, b); err != nil {
+	if err := s.stageData(txn.Set, txn.Iterate, b); err != nil {
 		return err
 	}
 	return s.stageState(txn, b)
@@ -145,71 +154,71 @@ func frameRecords(recs [][]byte) []byte {
 	return out
 }
 
-// chunkPrefix returns the first n records of chunk value v (n ≤ stored).
-func chunkPrefix(v []byte, n int) ([]byte, error) {
-	o := 0
-	for j := 0; j < n; j++ {
+// chunkKey returns the key of the records of a write that starts at entry
+// first: chunk first/16's base if first starts it, else its part at first%16.
+func chunkKey(key PublicKey, first uint64) []byte {
+	k := indexKey('e', key, first/chunkEntries)
+	if o := first % chunkEntries; o != 0 {
+		k = append(k, byte(o))
+	}
+	return k
+}
+
+// keyFirst returns the first entry of chunk key k (a key under f/e/<pk>).
+func keyFirst(k []byte) (uint64, bool) {
+	switch len(k) {
+	case entryKeyLen:
+		return binary.BigEndian.Uint64(k[feedKeyLen:]) * chunkEntries, true
+	case partKeyLen:
+		if o := uint64(k[entryKeyLen]); o > 0 && o < chunkEntries {
+			return binary.BigEndian.Uint64(k[feedKeyLen:entryKeyLen])*chunkEntries + o, true
+		}
+	}
+	return 0, false
+}
+
+// eachFrame calls fn with each record of the framed records v, the first
+// being entry first's, up to the end of first's chunk. It returns how many
+// there were; records cut short end them (a crash's leftovers).
+func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte) error) (uint64, error) {
+	i, o := first, 0
+	for limit := (first/chunkEntries + 1) * chunkEntries; i < limit; i++ {
 		if len(v)-o < 4 {
-			return nil, ErrCorrupt
+			break
 		}
 		l := int(binary.BigEndian.Uint32(v[o:]))
 		if len(v)-o-4 < l {
-			return nil, ErrCorrupt
+			break
+		}
+		if err := fn(i, v[o+4:o+4+l]); err != nil {
+			return i - first, err
 		}
 		o += 4 + l
 	}
-	return v[:o], nil
+	return i - first, nil
 }
 
-func (s *KVStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
+func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Batch) error {
 	if len(b.Records) > 0 {
-		end := b.Start + uint64(len(b.Records))
-		first, last := b.Start/chunkEntries, (end-1)/chunkEntries
-		// Records already in the first chunk, before b.Start, are kept.
-		prefix := b.Prior
-		if keep := int(b.Start % chunkEntries); keep > 0 && prefix == nil {
-			v, ok, err := get(indexKey('e', b.Key, first))
-			if err == nil && !ok {
-				err = ErrCorrupt
-			}
-			if err == nil {
-				prefix, err = chunkPrefix(v, keep)
-			}
-			if err != nil {
-				return fmt.Errorf("reading chunk %d of %s: %w", first, b.Key, err)
-			}
-		}
+		// One key per chunk touched, holding the records [from, i]; nothing
+		// stored before b.Start is read or rewritten. The KV keeps the
+		// values until commit; frames is never modified.
 		frames := b.Frames
 		if frames == nil {
 			frames = frameRecords(b.Records)
 		}
-		// Chunk c holds the frames of the records [c*16, c*16+16); the
-		// first one keeps the stored records before b.Start. The KV keeps
-		// the values until commit; frames is never modified.
-		proto := feedKey('e', b.Key)
-		keys := make([]byte, (last-first+1)*entryKeyLen)
-		from, to := 0, 0
+		end := b.Start + uint64(len(b.Records))
+		from, at, to := b.Start, 0, 0
 		for j, rec := range b.Records {
 			to += 4 + len(rec)
 			i := b.Start + uint64(j)
 			if (i+1)%chunkEntries != 0 && i+1 != end {
 				continue
 			}
-			c := i / chunkEntries
-			k := keys[(c-first)*entryKeyLen : (c-first+1)*entryKeyLen : (c-first+1)*entryKeyLen]
-			copy(k, proto)
-			binary.BigEndian.PutUint64(k[feedKeyLen:], c)
-			v := frames[from:to:to]
-			if c == first && len(prefix) > 0 {
-				v = append(append(make([]byte, 0, len(prefix)+len(v)), prefix...), v...)
+			if err := set(chunkKey(b.Key, from), frames[at:to:to]); err != nil {
+				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, from, err)
 			}
-			if err := set(k, v); err != nil {
-				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, i, err)
-			}
-			if end%chunkEntries != 0 && c == last {
-				b.lastChunk = v
-			}
-			from = to
+			from, at = i+1, to
 		}
 	}
 	for i := range b.Nodes {
@@ -224,34 +233,52 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, get func(k []byte) ([
 			return fmt.Errorf("writing fork evidence of %s: %w", b.Key, err)
 		}
 	}
-	return s.stageClear(set, get, b)
+	return s.stageClear(set, iter, b)
 }
 
-// stageClear rewrites each chunk holding an entry of b.Clear without that
-// entry's data (a chunk whose entries are all cleared already is left).
-func (s *KVStorage) stageClear(set func(k, v []byte) error, get func(k []byte) ([]byte, bool, error), b *Batch) error {
+// iterFunc is KVTxn.Iterate, of the writing transaction or of a read.
+type iterFunc func(prefix, from []byte, fn func(key, val []byte) error) error
+
+// stageClear rewrites each key holding an entry of b.Clear without that
+// entry's data (a key whose entries are all cleared already is left).
+func (s *KVStorage) stageClear(set func(k, v []byte) error, iter iterFunc, b *Batch) error {
 	for j := 0; j < len(b.Clear); {
 		c := b.Clear[j] / chunkEntries
-		k := j
-		for k < len(b.Clear) && b.Clear[k]/chunkEntries == c {
-			k++
-		}
-		key := indexKey('e', b.Key, c)
-		v, ok, err := get(key)
-		if err == nil && !ok {
-			err = ErrCorrupt
-		}
-		var changed bool
-		if err == nil {
-			v, changed, err = clearRecords(v, c*chunkEntries, b.Clear[j:k])
-		}
-		if err == nil && changed {
-			err = set(key, v)
-		}
-		if err != nil {
+		next := c * chunkEntries // where the chunk's next key must start
+		err := iter(indexKey('e', b.Key, c), nil, func(key, v []byte) error {
+			first, ok := keyFirst(key)
+			if !ok || first != next {
+				return errStop
+			}
+			n, _ := eachFrame(v, first, func(uint64, []byte) error { return nil })
+			next = first + n
+			k := j
+			for k < len(b.Clear) && b.Clear[k] < next {
+				k++
+			}
+			if k > j {
+				nv, changed, err := clearRecords(v, first, b.Clear[j:k])
+				if err != nil {
+					return err
+				}
+				if changed {
+					if err := set(append([]byte(nil), key...), nv); err != nil {
+						return err
+					}
+				}
+				j = k
+			}
+			if j == len(b.Clear) || b.Clear[j]/chunkEntries != c {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
 			return fmt.Errorf("clearing entries of %s in chunk %d: %w", b.Key, c, err)
 		}
-		j = k
+		if j < len(b.Clear) && b.Clear[j]/chunkEntries == c {
+			return fmt.Errorf("clearing entry %d of %s: not stored: %w", b.Clear[j], b.Key, ErrCorrupt)
+		}
 	}
 	return nil
 }
@@ -279,11 +306,10 @@ func (s *KVStorage) Write(b *Batch) error {
 	}
 	wb := s.batch()
 	defer wb.Cancel()
-	get := func(k []byte) (v []byte, ok bool, err error) {
-		err = s.view(func(txn KVTxn) error { v, ok, err = txn.Get(k); return err })
-		return v, ok, err
+	iter := func(prefix, from []byte, fn func(k, v []byte) error) error {
+		return s.view(func(txn KVTxn) error { return txn.Iterate(prefix, from, fn) })
 	}
-	if err := s.stageData(wb.Set, get, b); err != nil {
+	if err := s.stageData(wb.Set, iter, b); err != nil {
 		return err
 	}
 	if err := wb.Flush(); err != nil {
@@ -335,49 +361,52 @@ func (r kvReader) State(key PublicKey) (State, bool, error) {
 }
 
 func (r kvReader) Record(key PublicKey, i uint64) ([]byte, error) {
+	// Most records are in their chunk's base: one read. Otherwise, or if
+	// the chunk has parts, through Records.
 	v, ok, err := r.get(indexKey('e', key, i/chunkEntries))
 	if err != nil {
 		return nil, err
 	}
+	var out []byte
 	if ok {
-		if p, err := chunkPrefix(v, int(i%chunkEntries)); err == nil {
-			if rest := v[len(p):]; len(rest) >= 4 {
-				if l := int(binary.BigEndian.Uint32(rest)); len(rest)-4 >= l {
-					return rest[4 : 4+l], nil
-				}
+		_, err := eachFrame(v, i-i%chunkEntries, func(j uint64, rec []byte) error {
+			if j == i {
+				out = rec
+				return errStop
 			}
+			return nil
+		})
+		if out != nil && errors.Is(err, errStop) {
+			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("record %d of %s missing: %w", i, key, ErrCorrupt)
+	err = r.Records(key, i, i+1, func(_ uint64, rec []byte) error {
+		out = append([]byte(nil), rec...)
+		return nil
+	})
+	return out, err
 }
 
-func (r kvReader) Records(key PublicKey, start, end uint64, fn func(uint64, []byte) error) error {
+func (r kvReader) Records(key PublicKey, start, end uint64, fn func(i uint64, rec []byte) error) error {
 	if start >= end {
 		return nil
 	}
 	want := start
+	next := start - start%chunkEntries // where the next key must start
 	err := r.txn.Iterate(feedKey('e', key), indexKey('e', key, start/chunkEntries), func(k, v []byte) error {
-		c := want / chunkEntries
-		if want >= end || len(k) != entryKeyLen || binary.BigEndian.Uint64(k[feedKeyLen:]) != c {
-			return errStop
+		first, ok := keyFirst(k)
+		if want >= end || !ok || first != next {
+			return errStop // done, or a gap: the entries from want are missing
 		}
-		for i, o := c*chunkEntries, 0; i < (c+1)*chunkEntries && want < end; i++ {
-			if len(v)-o < 4 {
+		n, err := eachFrame(v, first, func(i uint64, rec []byte) error {
+			if i < want || i >= end {
 				return nil
 			}
-			l := int(binary.BigEndian.Uint32(v[o:]))
-			if len(v)-o-4 < l {
-				return nil
-			}
-			if i == want {
-				if err := fn(i, v[o+4:o+4+l]); err != nil {
-					return err
-				}
-				want++
-			}
-			o += 4 + l
-		}
-		return nil
+			want++
+			return fn(i, rec)
+		})
+		next = first + n
+		return err
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		return err

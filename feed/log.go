@@ -20,11 +20,6 @@ type Log struct {
 	gen   uint64  // guarded by mu: bumped by every Stage and commit
 	w     *walker // guarded by mu
 
-	// tail is guarded by mu: the framed records of the committed entries
-	// [head.Length - head.Length%16, head.Length) (see Batch.Prior), or nil
-	// if not known (after OpenLog).
-	tail []byte
-
 	// fork is guarded by mu: the recorded fork of the own feed (MarkForked),
 	// nil if none; while set, nothing is appended.
 	fork *ForkError
@@ -89,8 +84,7 @@ func (l *Log) Head() Head {
 
 // buildLocked hashes entries onto the current tree and signs the new head.
 // It changes nothing in l but scratch space; the returned roots are fresh.
-// The records are framed (Batch.Frames) in one allocation, and the stored
-// start of a partial chunk is passed on (Batch.Prior) if known.
+// The records are framed (Batch.Frames) in one allocation.
 func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	start := l.head.Length
 	size := 0
@@ -121,9 +115,6 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	h := Head{Key: l.key, Length: start + uint64(len(entries)), TreeHash: w.x.tree(roots)}
 	h.sign(l.priv)
 	b := &Batch{Key: l.key, Start: start, Records: recs, Frames: frames, State: &State{Head: h, Length: h.Length}}
-	if start%chunkEntries != 0 && l.tail != nil {
-		b.Prior = l.tail
-	}
 	return b, roots
 }
 
@@ -131,7 +122,6 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 func (l *Log) advanceLocked(b *Batch, roots []Node) {
 	l.gen++
 	l.head, l.roots = b.State.Head, roots
-	l.tail = b.lastChunk
 }
 
 // Append adds entries as one batch with one signature, writes them to the

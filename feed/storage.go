@@ -54,17 +54,10 @@ type Batch struct {
 	Records [][]byte
 	// Frames, if not nil, holds Records back to back, each framed as
 	// uint32BE(len) ‖ record, and Records alias it. That is the encoding
-	// KVStorage keeps (16 records to a key), so it stores slices of
-	// Frames instead of copying the records; other storages ignore it.
+	// KVStorage keeps (the records of a chunk under one key), so it stores
+	// slices of Frames instead of copying the records; other storages
+	// ignore it.
 	Frames []byte
-	// Prior, if not nil, is the framed records [Start - Start%16, Start)
-	// already stored: the start of the partial chunk Records continue.
-	// The author's Log keeps it, sparing KVStorage a read.
-	Prior []byte
-	// lastChunk is set by KVStorage to the framed records of the
-	// partial chunk the batch ends in (nil if it ends a chunk): the Prior
-	// of the next batch.
-	lastChunk []byte
 	// Nodes are verified nodes beyond the stored entries (a replica's head
 	// may be longer than its entries), kept so proofs can be served.
 	Nodes []Node

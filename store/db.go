@@ -87,10 +87,11 @@ type DB struct {
 // (Snappy, whose literals byte scans still see), larger ones in 4 MiB value log files, and SyncWrites so every commit
 // is fsynced. See docs/benchmarks/disk.md for the sizes this gives.
 //
-// Why those sizes: the feed rewrites its last chunk of 16 entries at every append, so most
-// writes replace a value of a few KiB. In the LSM tree the replaced versions go at the next
-// compaction; in the value log they would stay until a value log GC rewrote the file (badger
-// runs none by itself): with a 4 KiB threshold 100k memories took 381 MiB, now 114 MiB.
+// Why those sizes: values replaced or deleted (a cleared feed entry's key, the change queue,
+// counters, sync positions) go at the next compaction in the LSM tree; in the value log they
+// would stay until a value log GC rewrote the file (badger runs none by itself). When the feed
+// still rewrote its last chunk of 16 entries at every append, a 4 KiB threshold made 100k
+// memories take 381 MiB, 64 KiB 114 MiB.
 // The value log and memtable log files are created sparse at twice their size (4+4 and
 // 16+16 MiB apparent); only what is written takes space.
 //

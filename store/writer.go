@@ -520,10 +520,10 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 }
 
 // maxBatchEntry bounds the records one batch entry holds, in bytes (about two memories'
-// numbering). The feed stores entries 16 to a key and rewrites a key's partial chunk at
-// each append: a chunk of 16 batch entries must stay below the store's value threshold
-// (64 KiB), so that it lives in the LSM tree, compressed, and a rewrite leaves no garbage
-// in the value log. Batch entries of 32 KiB made both databases larger, not smaller.
+// numbering). The feed stores up to 16 entries under one key (a bulk write's chunk): a
+// chunk of 16 batch entries must stay below the store's value threshold (64 KiB), so that
+// it lives in the LSM tree, compressed. Batch entries of 32 KiB made both databases larger,
+// not smaller (when appends still rewrote the partial chunk).
 const maxBatchEntry = 3 << 10
 
 // appendBatches appends recs (one WriteEntry call's records, in order) to entries as batch
