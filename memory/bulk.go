@@ -77,7 +77,7 @@ func (s *Service) AddMany(ctx context.Context, ins []CreateInput) ([]Memory, err
 		muts[i] = store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: store.OpInsert, Data: b}
 		out[i] = d.memory()
 	}
-	if _, err := s.w.Write(ctx, muts...); err != nil {
+	if _, err := s.commit(ctx, muts...); err != nil {
 		return nil, fmt.Errorf("adding %d memories: %w", len(rows), err)
 	}
 	return out, nil

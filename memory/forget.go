@@ -50,7 +50,7 @@ func (s *Service) Forget(ctx context.Context, idOrNumber string) (Forgotten, err
 		return Forgotten{}, err
 	}
 	at := s.now().UTC()
-	rows, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete, Forget: true,
+	rows, err := s.commit(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete, Forget: true,
 		Data: store.ForgetData(id, at), Check: func(existing *store.Row) error {
 			if existing.Forgotten() {
 				return errForgottenAlready

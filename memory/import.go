@@ -125,7 +125,7 @@ func (s *Service) Import(ctx context.Context, recs []ImportRecord, dryRun bool) 
 					return nil
 				}})
 		}
-		_, err = s.w.Write(ctx, muts...)
+		_, err = s.commit(ctx, muts...)
 		if (errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrForgotten)) && attempt < 3 {
 			continue
 		}

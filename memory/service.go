@@ -72,8 +72,34 @@ func (s *Service) write(ctx context.Context, op store.Op, d rowData, check func(
 	if err != nil {
 		return err
 	}
-	_, err = s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: op, Data: b, Check: check})
+	_, err = s.commit(ctx, store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: op, Data: b, Check: check})
 	return err
+}
+
+// Writes are paced to the searches: while a search waits for the index and the index
+// trails the change queue by more than maxIndexLag changes, a write first waits (at most
+// maxIndexLagWait) for it to come within that. Searches see every write committed before
+// them (read-your-writes), so they wait for whatever the index trails by; writes that
+// outran indexing (64 clients writing as fast as they are answered) made the searches
+// wait for batches of thousands (0.5-1 s, docs/benchmarks/load.md, session 24). Writes
+// with no search waiting are not paced (a bulk import runs ahead of indexing), and the
+// wait is bounded, so writes go on while the index rebuilds or lags a sync's applies.
+const (
+	maxIndexLag     = 1024
+	maxIndexLagWait = 100 * time.Millisecond
+)
+
+// commit writes muts through the Writer, paced to the searches (maxIndexLag).
+func (s *Service) commit(ctx context.Context, muts ...store.Mutation) ([]store.Row, error) {
+	if head, _ := s.db.QueueHead(); head > maxIndexLag && s.idx.Awaited() && s.idx.Seq() < head-maxIndexLag {
+		wctx, cancel := clock.WithTimeout(ctx, s.clk, maxIndexLagWait)
+		_ = s.idx.WaitBehind(wctx, head-maxIndexLag) // past maxIndexLagWait: write anyway
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return s.w.Write(ctx, muts...)
 }
 
 // Get returns a live memory, or ErrNotFound (also for a deleted one).
@@ -122,7 +148,7 @@ func (s *Service) Update(ctx context.Context, id string, p PatchInput) (Memory, 
 		return Memory{}, ErrNotFound
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rows, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpUpdate,
+	rows, err := s.commit(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpUpdate,
 		Transform: func(existing *store.Row) (json.RawMessage, error) {
 			var d rowData
 			if err := sjson.Unmarshal(existing.Data, &d); err != nil {
@@ -151,7 +177,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if id == "" {
 		return ErrNotFound
 	}
-	_, err := s.w.Write(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete})
+	_, err := s.commit(ctx, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpDelete})
 	if err != nil {
 		return fmt.Errorf("deleting memory %s: %w", id, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -62,6 +63,8 @@ type Index struct {
 	noSpace bool
 	// persisted (capacity 1) tells the Indexer that durable advanced (it prunes the queue).
 	persisted chan struct{}
+	// waiting counts the WaitFor calls waiting (searches waiting for read-your-writes).
+	waiting atomic.Int32
 
 	cfg       map[string]any // scorch runtime configuration
 	closeOnce sync.Once
@@ -312,6 +315,19 @@ func (ix *Index) WaitDurable(ctx context.Context, seq uint64) error {
 // or the index is closed. It does not wait for a persist. While the Indexer is paused for a
 // full disk it returns at once (the index lags until space returns).
 func (ix *Index) WaitFor(ctx context.Context, seq uint64) error {
+	ix.waiting.Add(1)
+	defer ix.waiting.Add(-1)
+	return ix.waitFor(ctx, seq)
+}
+
+// Awaited reports whether a WaitFor is waiting: a search waits for the index.
+func (ix *Index) Awaited() bool { return ix.waiting.Load() > 0 }
+
+// WaitBehind is WaitFor for a writer pacing itself to the index (memory.Service): it
+// does not count as a search waiting (Awaited).
+func (ix *Index) WaitBehind(ctx context.Context, seq uint64) error { return ix.waitFor(ctx, seq) }
+
+func (ix *Index) waitFor(ctx context.Context, seq uint64) error {
 	for {
 		ix.mu.Lock()
 		cur, ch, noSpace := ix.seq, ix.seqCh, ix.noSpace
