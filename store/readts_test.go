@@ -168,3 +168,62 @@ func TestReadsSeeWholeCommitsInOrder(t *testing.T) {
 		t.Fatal("nothing committed")
 	}
 }
+
+// Commits that queue while the write-ahead log syncs are written as one batch
+// with one sync of the log, not one each (third_party/badger/CROW.md, "One WAL
+// sync per batch"), and none returns before that sync.
+func TestQueuedCommitsShareOneWALSync(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir)
+	defer db.Close()
+	ctx := context.Background()
+	var syncs atomic.Int32
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	y.SetDataSyncHook(func(f *os.File) {
+		if strings.HasPrefix(f.Name(), dir+string(filepath.Separator)) && strings.HasSuffix(f.Name(), ".mem") {
+			once.Do(func() { close(held); <-release })
+			syncs.Add(1)
+		}
+	})
+	defer y.SetDataSyncHook(nil)
+	set := func(k string) error {
+		return db.Update(ctx, func(txn *Txn) error { return txn.Set([]byte("x/"+k), []byte(k)) })
+	}
+	first := make(chan error, 1)
+	go func() { first <- set("first") }()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first commit never reached its WAL sync")
+	}
+	// 20 commits queue behind the held sync.
+	const n = 20
+	var returned atomic.Int32
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			err := set(strconv.Itoa(i))
+			returned.Add(1)
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if r := returned.Load(); r != 0 {
+		t.Fatalf("%d commits returned while the WAL sync before them was held", r)
+	}
+	syncs.Store(0)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := syncs.Load(); s > n/2 {
+		t.Fatalf("%d WAL syncs for %d queued commits: one per commit, not per batch", s, n)
+	}
+	t.Logf("%d queued commits, %d WAL syncs", n, syncs.Load())
+}

@@ -860,10 +860,8 @@ func (db *DB) writeToLSM(b *request) error {
 			return y.Wrapf(err, "while writing to memTable")
 		}
 	}
-	if db.opt.SyncWrites {
-		return db.mt.SyncWAL()
-	}
-	// crow's patch: the WAL holds the request's entries back; write them.
+	// crow's patch: the WAL holds the request's entries back; write them. With
+	// SyncWrites, writeRequests syncs the WAL once for all its requests.
 	if db.mt.wal != nil {
 		return db.mt.wal.flushPending()
 	}
@@ -901,11 +899,28 @@ func (db *DB) writeRequests(reqs []*request) error {
 		// here. It returns errNoRoom only when the DB is shutting down, in which
 		// case we surface the error instead of writing to a memtable being torn
 		// down.
+		if db.opt.SyncWrites && db.mt.isFull() {
+			// crow's patch: the WAL is synced once per batch (below); the
+			// memtable about to be rotated out holds this batch's earlier
+			// requests, unsynced: sync them first.
+			if err := db.mt.SyncWAL(); err != nil {
+				done(err)
+				return y.Wrap(err, "writeRequests")
+			}
+		}
 		if err := db.ensureRoomForWrite(); err != nil {
 			done(err)
 			return y.Wrap(err, "writeRequests")
 		}
 		if err := db.writeToLSM(b); err != nil {
+			done(err)
+			return y.Wrap(err, "writeRequests")
+		}
+	}
+	// crow's patch: one WAL sync for the whole batch of requests, not one per
+	// request; none is acknowledged (done) before it.
+	if db.opt.SyncWrites && count > 0 {
+		if err := db.mt.SyncWAL(); err != nil {
 			done(err)
 			return y.Wrap(err, "writeRequests")
 		}
