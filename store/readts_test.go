@@ -105,9 +105,9 @@ func TestReadsSeeWholeCommitsInOrder(t *testing.T) {
 		if !ok {
 			return 0
 		}
-		n := 0
-		for _, c := range v {
-			n = n*10 + int(c-'0')
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			t.Error(err)
 		}
 		return n
 	}
