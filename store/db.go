@@ -189,9 +189,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithLogger(slogBadger{opts.Logger.With("component", "badger")}).
 		WithLoggingLevel(badger.WARNING)
 	// Every table 2 MiB, at every level (badger doubles it per level by
-	// default): a table is built in memory, raw blocks and their compressed
-	// copies, in an allocator of ~6× its size, and up to 8+ build at once in a
-	// compaction. With one size every builder fits the allocator pool's bound
+	// default): a table is built whole in memory (its compressed blocks only,
+	// third_party/badger/CROW.md), and up to 8+ build at once in a compaction.
+	// With one size every builder fits the allocator pool's bound
 	// (third_party/ristretto/CROW.md) and is reused; 8 MiB tables' builders
 	// were not. Smaller files are more files: ~60 for 100k memories.
 	bo.TableSizeMultiplier = 1

@@ -63,6 +63,11 @@ type bblock struct {
 	baseKey      []byte   // Base key for the current block.
 	entryOffsets []uint32 // Offsets of entries present in current block.
 	end          int      // Points to the end offset of the block.
+
+	// pooled is data's buffer when it came from the builder's free list (crow's
+	// patch): it goes back there once the block is compressed, or when allocate
+	// outgrows it.
+	pooled []byte
 }
 
 // Builder is used in building a table.
@@ -84,6 +89,12 @@ type Builder struct {
 	wg        sync.WaitGroup
 	blockChan chan *bblock
 	blockList []*bblock
+
+	// free holds uncompressed block buffers of BlockSize+padding bytes that
+	// handleBlock is done with (crow's patch): with compression on, a finished
+	// block keeps only its compressed copy, so the uncompressed ones are reused
+	// instead of filling the allocator.
+	free chan []byte
 }
 
 func (b *Builder) allocate(need int) []byte {
@@ -98,9 +109,20 @@ func (b *Builder) allocate(need int) []byte {
 		if bb.end+need > sz {
 			sz = bb.end + need
 		}
-		tmp := b.alloc.Allocate(sz)
+		var tmp []byte
+		if b.free != nil {
+			// crow's patch: with compression on, the block keeps only its
+			// compressed copy, so its grown uncompressed buffer (a block
+			// holding a value larger than the block size) comes from the Go
+			// heap, collected once the block is compressed, not from the
+			// allocator, which holds everything until the table is written.
+			tmp = make([]byte, sz)
+		} else {
+			tmp = b.alloc.Allocate(sz)
+		}
 		copy(tmp, bb.data)
 		bb.data = tmp
+		b.release(bb)
 	}
 	bb.end += need
 	return bb.data[bb.end-need : bb.end]
@@ -117,6 +139,11 @@ const maxAllocatorInitialSz = 256 << 20
 // NewTableBuilder makes a new TableBuilder.
 func NewTableBuilder(opts Options) *Builder {
 	sz := 2 * int(opts.TableSize)
+	if opts.Compression != options.None {
+		// crow's patch: the allocator holds only compressed blocks, and a
+		// table is cut when they reach 95 % of TableSize.
+		sz = int(opts.TableSize) + int(opts.TableSize)/8
+	}
 	if sz > maxAllocatorInitialSz {
 		sz = maxAllocatorInitialSz
 	}
@@ -125,19 +152,22 @@ func NewTableBuilder(opts Options) *Builder {
 		opts:  &opts,
 	}
 	b.alloc.Tag = "Builder"
-	b.curBlock = &bblock{
-		data: b.alloc.Allocate(opts.BlockSize + padding),
-	}
 	b.opts.tableCapacity = uint64(float64(b.opts.TableSize) * 0.95)
 
 	// If encryption or compression is not enabled, do not start compression/encryption goroutines
 	// and write directly to the buffer.
 	if b.opts.Compression == options.None && b.opts.DataKey == nil {
+		b.curBlock = b.newBlock()
 		return b
 	}
 
 	count := 2 * runtime.NumCPU()
 	b.blockChan = make(chan *bblock, count*2)
+	if b.opts.Compression != options.None {
+		// Every block in flight (queued, being compressed, being filled) can hold one.
+		b.free = make(chan []byte, count*3+2)
+	}
+	b.curBlock = b.newBlock()
 
 	b.wg.Add(count)
 	for i := 0; i < count; i++ {
@@ -156,16 +186,49 @@ func maxEncodedLen(ctype options.CompressionType, sz int) int {
 	return sz
 }
 
+// newBlock returns an empty block whose buffer comes from the free list when
+// one is there (crow's patch), else from the allocator.
+func (b *Builder) newBlock() *bblock {
+	sz := b.opts.BlockSize + padding
+	if b.free == nil {
+		return &bblock{data: b.alloc.Allocate(sz)}
+	}
+	select {
+	case buf := <-b.free:
+		return &bblock{data: buf, pooled: buf}
+	default:
+		buf := make([]byte, sz)
+		return &bblock{data: buf, pooled: buf}
+	}
+}
+
+// release puts bb's pooled buffer back on the free list; bb must no longer
+// use it.
+func (b *Builder) release(bb *bblock) {
+	if bb.pooled == nil {
+		return
+	}
+	select {
+	case b.free <- bb.pooled:
+	default:
+	}
+	bb.pooled = nil
+}
+
 func (b *Builder) handleBlock() {
 	defer b.wg.Done()
 
 	doCompress := b.opts.Compression != options.None
+	var scratch []byte // compression output, copied to the allocator at its exact size
 	for item := range b.blockChan {
 		// Extract the block.
 		blockBuf := item.data[:item.end]
 		// Compress the block.
 		if doCompress {
-			out, err := b.compressData(blockBuf)
+			if need := maxEncodedLen(b.opts.Compression, len(blockBuf)); cap(scratch) < need {
+				scratch = make([]byte, need)
+			}
+			out, err := b.compressData(scratch[:cap(scratch)], blockBuf)
 			y.Check(err)
 			blockBuf = out
 		}
@@ -173,6 +236,15 @@ func (b *Builder) handleBlock() {
 			out, err := b.encrypt(blockBuf)
 			y.Check(y.Wrapf(err, "Error while encrypting block in table builder."))
 			blockBuf = out
+		} else if doCompress {
+			// Upstream compressed into an allocation of the bound (larger than the
+			// block itself) and kept all of it; keep only the compressed bytes.
+			dst := b.alloc.Allocate(len(blockBuf))
+			copy(dst, blockBuf)
+			blockBuf = dst
+		}
+		if doCompress {
+			b.release(item) // the uncompressed block is no longer needed
 		}
 
 		// BlockBuf should always less than or equal to allocated space. If the blockBuf is greater
@@ -342,9 +414,7 @@ func (b *Builder) addInternal(key []byte, value y.ValueStruct, valueLen uint32, 
 		}
 		b.finishBlock()
 		// Create a new block and start writing.
-		b.curBlock = &bblock{
-			data: b.alloc.Allocate(b.opts.BlockSize + padding),
-		}
+		b.curBlock = b.newBlock()
 	}
 	b.addHelper(key, value, valueLen)
 }
@@ -547,18 +617,16 @@ func (b *Builder) shouldEncrypt() bool {
 	return b.opts.DataKey != nil
 }
 
-// compressData compresses the given data.
-func (b *Builder) compressData(data []byte) ([]byte, error) {
+// compressData compresses data into dst, which holds at least
+// maxEncodedLen(data) bytes (crow's patch: the caller's scratch buffer, not the
+// allocator).
+func (b *Builder) compressData(dst, data []byte) ([]byte, error) {
 	switch b.opts.Compression {
 	case options.None:
 		return data, nil
 	case options.Snappy:
-		sz := s2.MaxEncodedLen(len(data))
-		dst := b.alloc.Allocate(sz)
 		return s2.EncodeSnappy(dst, data), nil
 	case options.ZSTD:
-		sz := y.ZSTDCompressBound(len(data))
-		dst := b.alloc.Allocate(sz)
 		return y.ZSTDCompress(dst, data, b.opts.ZSTDCompressionLevel)
 	}
 	return nil, errors.New("Unsupported compression type")
