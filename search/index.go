@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,9 @@ import (
 
 // mappingVersion is bumped whenever the index mapping changes; an index built with another
 // version is rebuilt. 2: the table and text fields (records, records.go). 3: no term vectors
-// and no doc values but created_at's (newMapping).
-const mappingVersion = "3"
+// and no doc values but created_at's (newMapping). 4: importance and created_at are one
+// keyword term each (importanceTerm, createdAtTerm), not 16 numeric prefix terms each.
+const mappingVersion = "4"
 
 var (
 	keySeq     = []byte("crow_seq")
@@ -188,18 +190,23 @@ func newMapping() mapping.IndexMapping {
 		f.IncludeTermVectors, f.DocValues = false, false
 		return f
 	}
-	num := bleve.NewNumericFieldMapping()
-	num.Store, num.IncludeInAll, num.DocValues = false, false, false
-	date := bleve.NewDateTimeFieldMapping()
-	date.Store, date.IncludeInAll = false, false
+	// importance and created_at are keywords, one term per memory: bleve indexes a number
+	// or a date as 16 prefix-coded terms (precision step 4) for range queries, and crow
+	// runs none on either: importance is filtered by "at least", a disjunction of at most
+	// ten terms (importanceTerm), and created_at only sorts, by its doc values, which
+	// createdAtTerm's fixed-width text orders as the time does. Those 32 terms were as many
+	// as a memory's words (most of them unique per memory, so dictionaries as large as the
+	// corpus) and about a third of the index's build time (docs/BENCHMARKS.md, session 25).
+	sorted := kw()
+	sorted.DocValues = true
 
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt("content", text)
 	dm.AddFieldMappingsAt("project", kw())
 	dm.AddFieldMappingsAt("category", kw())
 	dm.AddFieldMappingsAt("tags", kw())
-	dm.AddFieldMappingsAt("importance", num)
-	dm.AddFieldMappingsAt("created_at", date)
+	dm.AddFieldMappingsAt("importance", kw())
+	dm.AddFieldMappingsAt("created_at", sorted)
 	dm.AddFieldMappingsAt("table", kw())
 	dm.AddFieldMappingsAt("text", text)
 
@@ -410,10 +417,13 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		term("tags", t)
 	}
 	if q.MinImportance > 0 {
-		lo, inc := float64(q.MinImportance), true
-		rq := bleve.NewNumericRangeInclusiveQuery(&lo, nil, &inc, nil)
-		rq.SetField("importance")
-		must = append(must, rq)
+		var atLeast []query.Query
+		for i := min(q.MinImportance, maxImportanceTerm); i <= maxImportanceTerm; i++ {
+			tq := bleve.NewTermQuery(importanceTerm(i))
+			tq.SetField("importance")
+			atLeast = append(atLeast, tq)
+		}
+		must = append(must, bleve.NewDisjunctionQuery(atLeast...))
 	}
 	var bq query.Query
 	switch len(must) {
@@ -471,13 +481,30 @@ type memoryDoc struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
+// maxImportanceTerm is the highest importance term: memories' importance is 1–10
+// (memory's validation); a higher one (a row written some other way) is indexed as 10,
+// so "at least 10" still finds it.
+const maxImportanceTerm = 10
+
+// importanceTerm is the importance field's term for importance i: its decimal digits,
+// i clamped to 0–maxImportanceTerm.
+func importanceTerm(i int) string {
+	return strconv.Itoa(min(max(i, 0), maxImportanceTerm))
+}
+
+// createdAtTerm is the created_at field's term for t: UTC, fixed width to the
+// nanosecond, so that its text sorts as the time does (years 0–9999).
+func createdAtTerm(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000000Z")
+}
+
 func (d memoryDoc) fields() map[string]any {
 	m := map[string]any{
 		"content":    d.Content,
 		"project":    d.Project,
 		"category":   d.Category,
-		"importance": float64(d.Importance),
-		"created_at": d.CreatedAt,
+		"importance": importanceTerm(d.Importance),
+		"created_at": createdAtTerm(d.CreatedAt),
 		"table":      store.TableMemories,
 	}
 	if len(d.Tags) > 0 {

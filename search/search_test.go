@@ -555,3 +555,35 @@ func TestOneWordSearchScoresAsMatchQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordTermsSortAsTheirValues checks the one-term encodings of mapping version 4:
+// created_at's text sorts as the times do (the newest-first listing sorts by it), whatever
+// their zone and down to the nanosecond, and importance is clamped to the terms a
+// minimum-importance filter asks for.
+func TestKeywordTermsSortAsTheirValues(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+1800)
+	base := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	times := []time.Time{
+		time.Date(1999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		base,
+		base.Add(time.Nanosecond),
+		base.Add(time.Microsecond).In(east),
+		base.Add(time.Second).In(east),
+		base.Add(time.Hour),
+		time.Date(2026, 12, 7, 9, 0, 0, 1, east), // 03:30:00.000000001 UTC
+		time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	for i := range times {
+		for j := range times {
+			a, b := createdAtTerm(times[i]), createdAtTerm(times[j])
+			if len(a) != len(b) || (a < b) != times[i].Before(times[j]) || (a == b) != times[i].Equal(times[j]) {
+				t.Errorf("%v → %q and %v → %q do not sort as the times", times[i], a, times[j], b)
+			}
+		}
+	}
+	for i, want := range map[int]string{-3: "0", 0: "0", 1: "1", 7: "7", 10: "10", 11: "10", 500: "10"} {
+		if got := importanceTerm(i); got != want {
+			t.Errorf("importanceTerm(%d) = %q, want %q", i, got, want)
+		}
+	}
+}
