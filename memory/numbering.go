@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"github.com/crow-sync/crow/clock"
 	"github.com/crow-sync/crow/state"
 	"github.com/crow-sync/crow/store"
@@ -380,7 +382,7 @@ func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assi
 		return assignment{}, false, nil
 	}
 	var d rowData
-	if err := json.Unmarshal(row.Data, &d); err != nil {
+	if err := sjson.Unmarshal(row.Data, &d); err != nil {
 		// A row this build cannot read must not wedge numbering; an edit that makes it
 		// readable is a new queue entry, and it is numbered then.
 		n.log.Warn("not numbering an unreadable memory", "id", id, "err", err)

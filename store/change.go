@@ -58,9 +58,11 @@ func changeFor(r *Row, op Op) ChangeRecord {
 	}
 }
 
-// Marshal encodes the record in its frozen wire form.
+// Marshal encodes the record in its frozen wire form: json.Marshal's bytes, written by
+// appendChange (codec.go).
 func (c ChangeRecord) Marshal() ([]byte, error) {
-	b, err := json.Marshal(c)
+	n := 160 + len(c.Type) + len(c.Table) + len(c.RowID) + len(c.Op) + len(c.Data) + len(c.InstanceID) + 64*len(c.VV)
+	b, err := appendChange(make([]byte, 0, n), &c)
 	if err != nil {
 		return nil, fmt.Errorf("encoding change record: %w", err)
 	}

@@ -35,24 +35,9 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 	b = append(b, `,"table":`...)
 	b = appendString(b, r.Table)
 	b = append(b, `,"data":`...)
-	if r.Data == nil {
-		b = append(b, "null"...)
-	} else {
-		start := len(b)
-		if sjson.Valid(r.Data) && compacted(r.Data) {
-			b = append(b, r.Data...) // what Compact would return (most rows: written compact)
-		} else {
-			buf := bytes.NewBuffer(b)
-			if err := sjson.Compact(buf, r.Data); err != nil {
-				return slowAppend(b[:b0], r) // encoding/json's error for invalid data
-			}
-			b = buf.Bytes()
-		}
-		if needsHTMLEscape(b[start:]) {
-			var esc bytes.Buffer
-			json.HTMLEscape(&esc, b[start:])
-			b = append(b[:start], esc.Bytes()...)
-		}
+	var ok bool
+	if b, ok = appendRaw(b, r.Data); !ok {
+		return slowAppend(b[:b0], r) // encoding/json's error for invalid data
 	}
 	b = append(b, `,"lamport_ts":`...)
 	b = strconv.AppendUint(b, r.LamportTS, 10)
@@ -68,6 +53,71 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, "\"}"...), nil
+}
+
+// appendChange appends the JSON of c (the bytes of json.Marshal(c)); see appendRow.
+func appendChange(b []byte, c *ChangeRecord) ([]byte, error) {
+	b0 := len(b)
+	if c.Data != nil && len(c.Data) == 0 {
+		return slowAppendChange(b, c) // encoding/json's error for empty raw data
+	}
+	b = append(b, `{"schema":`...)
+	b = strconv.AppendInt(b, int64(c.Schema), 10)
+	b = append(b, `,"type":`...)
+	b = appendString(b, c.Type)
+	b = append(b, `,"table":`...)
+	b = appendString(b, c.Table)
+	b = append(b, `,"row_id":`...)
+	b = appendString(b, c.RowID)
+	b = append(b, `,"op":`...)
+	b = appendString(b, string(c.Op))
+	b = append(b, `,"data":`...)
+	var ok bool
+	if b, ok = appendRaw(b, c.Data); !ok {
+		return slowAppendChange(b[:b0], c) // encoding/json's error for invalid data
+	}
+	b = append(b, `,"lamport":`...)
+	b = strconv.AppendUint(b, c.Lamport, 10)
+	b = append(b, `,"instance_id":`...)
+	b = appendString(b, c.InstanceID)
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, c.Timestamp, 10)
+	b = append(b, `,"vv":`...)
+	b = appendVV(b, c.VV)
+	return append(b, '}'), nil
+}
+
+// slowAppendChange is appendChange through encoding/json.
+func slowAppendChange(b []byte, c *ChangeRecord) ([]byte, error) {
+	enc, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
+}
+
+// appendRaw appends raw JSON as encoding/json writes a json.RawMessage field (null for nil;
+// compacted; HTML-escaped); false if data is not valid JSON.
+func appendRaw(b []byte, data json.RawMessage) ([]byte, bool) {
+	if data == nil {
+		return append(b, "null"...), true
+	}
+	start := len(b)
+	if sjson.Valid(data) && compacted(data) {
+		b = append(b, data...) // what Compact would return (most data: written compact)
+	} else {
+		buf := bytes.NewBuffer(b)
+		if err := sjson.Compact(buf, data); err != nil {
+			return b[:start], false
+		}
+		b = buf.Bytes()
+	}
+	if needsHTMLEscape(b[start:]) {
+		var esc bytes.Buffer
+		json.HTMLEscape(&esc, b[start:])
+		b = append(b[:start], esc.Bytes()...)
+	}
+	return b, true
 }
 
 // compacted reports whether valid JSON data has no space outside its strings,

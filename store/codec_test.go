@@ -203,3 +203,34 @@ func TestValidAndCompactMatchEncodingJSON(t *testing.T) {
 		t.Fatalf("only %d valid documents with insignificant space: the shortcut is not exercised", spaced)
 	}
 }
+
+// TestAppendChangeMatchesEncodingJSON: the change record's encoder (its frozen wire form,
+// ChangeRecord.Marshal) writes exactly json.Marshal's bytes.
+func TestAppendChangeMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	ops := []Op{OpInsert, OpUpdate, OpDelete, Op(pick(codecStrings))}
+	for i := range 20000 {
+		r := randRow(rng)
+		c := changeFor(r, ops[rng.IntN(len(ops))])
+		c.Schema = rng.IntN(3) - 1
+		c.Type = pick(codecStrings)
+		c.Timestamp = rng.Int64() - rng.Int64()
+		want, werr := json.Marshal(c)
+		got, gerr := appendChange([]byte("prefix"), &c)
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("%d: errors differ: %v vs %v (%+v)", i, werr, gerr, c)
+		}
+		if werr == nil && string(got) != "prefix"+string(want) {
+			t.Fatalf("%d:\ngot  %s\nwant prefix%s", i, got, want)
+		}
+		if m, err := c.Marshal(); werr == nil && (err != nil || !bytes.Equal(m, want)) {
+			t.Fatalf("%d: Marshal = %s, %v; want %s", i, m, err, want)
+		}
+	}
+	for _, c := range []ChangeRecord{{Data: json.RawMessage{}}, {Data: json.RawMessage(`{bad`)}} {
+		if _, err := c.Marshal(); err == nil {
+			t.Fatalf("%+v encoded", c)
+		}
+	}
+}
