@@ -59,7 +59,7 @@ func appendRow(b []byte, r *Row) ([]byte, error) {
 func appendChange(b []byte, c *ChangeRecord) ([]byte, error) {
 	b0 := len(b)
 	if c.Data != nil && len(c.Data) == 0 {
-		return slowAppendChange(b, c) // encoding/json's error for empty raw data
+		return slowAppend(b, c) // encoding/json's error for empty raw data
 	}
 	b = append(b, `{"schema":`...)
 	b = strconv.AppendInt(b, int64(c.Schema), 10)
@@ -74,7 +74,7 @@ func appendChange(b []byte, c *ChangeRecord) ([]byte, error) {
 	b = append(b, `,"data":`...)
 	var ok bool
 	if b, ok = appendRaw(b, c.Data); !ok {
-		return slowAppendChange(b[:b0], c) // encoding/json's error for invalid data
+		return slowAppend(b[:b0], c) // encoding/json's error for invalid data
 	}
 	b = append(b, `,"lamport":`...)
 	b = strconv.AppendUint(b, c.Lamport, 10)
@@ -85,15 +85,6 @@ func appendChange(b []byte, c *ChangeRecord) ([]byte, error) {
 	b = append(b, `,"vv":`...)
 	b = appendVV(b, c.VV)
 	return append(b, '}'), nil
-}
-
-// slowAppendChange is appendChange through encoding/json.
-func slowAppendChange(b []byte, c *ChangeRecord) ([]byte, error) {
-	enc, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, enc...), nil
 }
 
 // appendRaw appends raw JSON as encoding/json writes a json.RawMessage field (null for nil;
@@ -139,9 +130,9 @@ func compacted(data []byte) bool {
 	return true
 }
 
-// slowAppend is appendRow through encoding/json.
-func slowAppend(b []byte, r *Row) ([]byte, error) {
-	enc, err := json.Marshal(r)
+// slowAppend is appendRow or appendChange through encoding/json.
+func slowAppend(b []byte, v any) ([]byte, error) {
+	enc, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
