@@ -587,3 +587,41 @@ func TestKeywordTermsSortAsTheirValues(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderMappingIsRebuilt: an index written under another mapping version (as every index
+// of mapping 3, whose importance and created_at were numeric terms, when this build opens
+// it) is rebuilt from the table, and answers the filters of the current mapping.
+func TestOlderMappingIsRebuilt(t *testing.T) {
+	dbDir, ixDir := t.TempDir(), filepath.Join(t.TempDir(), "index")
+	env := storetest.Start(t, dbDir)
+	for _, m := range corpus() {
+		put(t, env.Writer, store.OpInsert, m)
+	}
+	ix, stop := runIndexer(t, env.DB, ixDir)
+	caughtUp(t, env.DB, ix)
+	stop()
+
+	bi, err := bleve.Open(ixDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bi.SetInternal(keyMapping, []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bi.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ix, _ = runIndexer(t, env.DB, ixDir)
+	if !ix.fresh {
+		t.Fatal("an index of mapping 3 was opened as it is, not rebuilt")
+	}
+	caughtUp(t, env.DB, ix)
+	if got := ids(t, ix, Query{MinImportance: 6}); !slices.Equal(got, []string{"m1", "m4"}) {
+		t.Fatalf("importance ≥ 6 after the rebuild: %v", got)
+	}
+	hits, err := ix.Search(context.Background(), Query{Limit: 2})
+	if err != nil || len(hits) != 2 || hits[0].ID != "m4" || hits[1].ID != "m3" {
+		t.Fatalf("newest first after the rebuild: %+v %v", hits, err)
+	}
+}
