@@ -417,6 +417,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		term("tags", t)
 	}
 	if q.MinImportance > 0 {
+		// A minimum above maxImportanceTerm (the API refuses one) is taken as it.
 		var atLeast []query.Query
 		for i := min(q.MinImportance, maxImportanceTerm); i <= maxImportanceTerm; i++ {
 			tq := bleve.NewTermQuery(importanceTerm(i))
