@@ -605,7 +605,16 @@ func TestOlderMappingIsRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bi.SetInternal(keyMapping, []byte("3")); err != nil {
+	// Written as create() writes the version: in a batch whose persistence is waited for
+	// (scorch persists in the background, and Close does not wait for it).
+	b := bi.NewBatch()
+	b.SetInternal(keyMapping, []byte("3"))
+	persisted := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { persisted <- err })
+	if err := bi.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-persisted; err != nil {
 		t.Fatal(err)
 	}
 	if err := bi.Close(); err != nil {
