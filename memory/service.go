@@ -92,7 +92,10 @@ const (
 // commit writes muts through the Writer, paced to the searches (maxIndexLag). A Service
 // without an index (some callers' tests) is not paced.
 func (s *Service) commit(ctx context.Context, muts ...store.Mutation) ([]store.Row, error) {
-	if head, _ := s.db.QueueHead(); s.idx != nil && head > maxIndexLag && s.idx.Awaited() && s.idx.Seq() < head-maxIndexLag {
+	if s.idx == nil || !s.idx.Awaited() {
+		return s.w.Write(ctx, muts...) // no search waits: not paced
+	}
+	if head, _ := s.db.QueueHead(); head > maxIndexLag && s.idx.Seq() < head-maxIndexLag {
 		wctx, cancel := clock.WithTimeout(ctx, s.clk, maxIndexLagWait)
 		_ = s.idx.WaitBehind(wctx, head-maxIndexLag) // past maxIndexLagWait: write anyway
 		cancel()

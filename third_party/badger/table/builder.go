@@ -154,20 +154,21 @@ func NewTableBuilder(opts Options) *Builder {
 	b.alloc.Tag = "Builder"
 	b.opts.tableCapacity = uint64(float64(b.opts.TableSize) * 0.95)
 
-	// If encryption or compression is not enabled, do not start compression/encryption goroutines
-	// and write directly to the buffer.
-	if b.opts.Compression == options.None && b.opts.DataKey == nil {
-		b.curBlock = b.newBlock()
-		return b
-	}
-
 	count := 2 * runtime.NumCPU()
-	b.blockChan = make(chan *bblock, count*2)
 	if b.opts.Compression != options.None {
-		// Every block in flight (queued, being compressed, being filled) can hold one.
+		// crow's patch. Every block in flight (queued, being compressed, being
+		// filled) can hold one.
 		b.free = make(chan []byte, count*3+2)
 	}
 	b.curBlock = b.newBlock()
+
+	// If encryption or compression is not enabled, do not start compression/encryption goroutines
+	// and write directly to the buffer.
+	if b.opts.Compression == options.None && b.opts.DataKey == nil {
+		return b
+	}
+
+	b.blockChan = make(chan *bblock, count*2)
 
 	b.wg.Add(count)
 	for i := 0; i < count; i++ {
