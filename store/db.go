@@ -186,6 +186,17 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithIndexCacheSize(4 << 20).
 		WithNumCompactors(2).
 		WithNumGoroutines(2).
+		// badger's expvar counters (bloom hits, gets, bytes per level): one
+		// map update per level a read checks, ~2 % of a satellite's CPU in a
+		// 100k sync; nothing in crow reads them.
+		WithMetricsEnabled(false).
+		// 32 KiB blocks, not 4: Snappy finds the repeats across more rows
+		// (field names, ids, vectors), so a satellite holding 100k memories
+		// takes 162 MB instead of 191 and a home writes ~10 % faster (fewer
+		// blocks to index and compress, docs/BENCHMARKS.md, session 26). A
+		// point read decompresses up to 32 KiB when its block is not cached;
+		// issue 13's search and write p99 did not move.
+		WithBlockSize(32 << 10).
 		WithLogger(slogBadger{opts.Logger.With("component", "badger")}).
 		WithLoggingLevel(badger.WARNING)
 	// Every table 2 MiB, at every level (badger doubles it per level by
