@@ -35,13 +35,7 @@ func validRowID(id string) bool {
 
 func decodeRow(item *badger.Item) (*Row, error) {
 	r := new(Row)
-	err := item.Value(func(b []byte) error {
-		if parseRowFast(b, r) {
-			return nil
-		}
-		*r = Row{}
-		return json.Unmarshal(b, r)
-	})
+	err := item.Value(func(b []byte) error { return decodeRowValue(item.Key(), b, r) })
 	if err != nil {
 		return nil, fmt.Errorf("decoding row %s: %w", item.Key(), err)
 	}
@@ -91,7 +85,7 @@ func putRowSeq(txn *badger.Txn, row *Row, seq uint64) error {
 	if !validRowID(row.RowID) {
 		return fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
 	}
-	b, err := appendRow(nil, row)
+	b, err := encodeRow(nil, row)
 	if err != nil {
 		return fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
 	}

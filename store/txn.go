@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -150,13 +149,9 @@ func (t *Txn) RowData(table, rowID string, fn func(data []byte, deleted bool) er
 	}
 	var ferr error
 	err = item.Value(func(b []byte) error {
-		data, deleted, ok := parseRowDataFast(b)
-		if !ok { // another encoding of the envelope: decode it whole
-			var r Row
-			if err := json.Unmarshal(b, &r); err != nil {
-				return err
-			}
-			data, deleted = r.Data, r.Deleted
+		data, deleted, _, err := rowValueData(b, nil)
+		if err != nil {
+			return err
 		}
 		ferr = fn(data, deleted)
 		return nil

@@ -51,7 +51,7 @@ func (b *TxnBatch) PutRow(row *Row) (uint64, error) {
 	if !validRowID(row.RowID) {
 		return 0, fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
 	}
-	enc, err := appendRow(b.buf[:0], row)
+	enc, err := encodeRow(b.buf[:0], row)
 	if err != nil {
 		return 0, fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
 	}
