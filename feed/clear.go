@@ -56,22 +56,29 @@ func clearRecords(v []byte, first uint64, clear []uint64) ([]byte, bool, error) 
 		if len(v)-o < 4 {
 			return nil, false, ErrCorrupt
 		}
-		l := int(binary.BigEndian.Uint32(v[o:]))
+		w := binary.BigEndian.Uint32(v[o:])
+		l := int(w &^ packedRecord)
 		if len(v)-o-4 < l {
 			return nil, false, ErrCorrupt
 		}
-		rec := v[o+4 : o+4+l]
+		frame := v[o : o+4+l]
 		o += 4 + l
 		if _, found := slices.BinarySearch(clear, i); found {
-			if h := recordHeader(i); len(rec) > h {
+			if h := recordHeader(i); l > h {
+				rec, err := recordOf(i, frame[4:], w&packedRecord != 0)
+				if err != nil {
+					return nil, false, err
+				}
 				if _, _, _, err := recordState(i, rec); err != nil {
 					return nil, false, err
 				}
-				rec, changed = rec[:h], true
+				out = binary.BigEndian.AppendUint32(out, uint32(h))
+				out = append(out, rec[:h]...)
+				changed = true
+				continue
 			}
 		}
-		out = binary.BigEndian.AppendUint32(out, uint32(len(rec)))
-		out = append(out, rec...)
+		out = append(out, frame...)
 	}
 	return out, changed, nil
 }

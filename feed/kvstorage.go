@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/crow-sync/crow/internal/hashpack"
 )
 
 // KVTxn is one transaction of the key-value database a KVStorage keeps feeds in (in the
@@ -63,7 +65,8 @@ var errStop = errors.New("stop")
 //	f/e/<pk><uint64 c>          → chunk c's base: the records of entries [16c, 16c+n),
 //	                              each as uint32(len) ‖ record (nodes completed by the
 //	                              entry, then data; a cleared entry's record has the
-//	                              nodes only)
+//	                              nodes only); len's top bit set: the data is packed
+//	                              (packedRecord)
 //	f/e/<pk><uint64 c><uint8 o> → a part of chunk c (0 < o < 16): the records of
 //	                              entries [16c+o, 16c+o+n), framed the same way
 //	f/n/<pk><uint64 j>          → node j beyond the stored entries: hash (32) ‖ uint64(size)
@@ -178,24 +181,81 @@ func keyFirst(k []byte) (uint64, bool) {
 }
 
 // eachFrame calls fn with each record of the framed records v, the first
-// being entry first's, up to the end of first's chunk. It returns how many
-// there were; records cut short end them (a crash's leftovers).
-func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte) error) (uint64, error) {
+// being entry first's, up to the end of first's chunk, as stored: packed
+// says its data is packed (packedRecord; recordOf unpacks it). It returns how
+// many there were; records cut short end them (a crash's leftovers).
+func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte, packed bool) error) (uint64, error) {
 	i, o := first, 0
 	for limit := (first/chunkEntries + 1) * chunkEntries; i < limit; i++ {
 		if len(v)-o < 4 {
 			break
 		}
-		l := int(binary.BigEndian.Uint32(v[o:]))
+		w := binary.BigEndian.Uint32(v[o:])
+		l := int(w &^ packedRecord)
 		if len(v)-o-4 < l {
 			break
 		}
-		if err := fn(i, v[o+4:o+4+l]); err != nil {
+		if err := fn(i, v[o+4:o+4+l], w&packedRecord != 0); err != nil {
 			return i - first, err
 		}
 		o += 4 + l
 	}
 	return i - first, nil
+}
+
+// recordOf returns stored record rec of entry i as it was written: rec
+// itself, or a new record with its data unpacked when packed.
+func recordOf(i uint64, rec []byte, packed bool) ([]byte, error) {
+	if !packed {
+		return rec, nil
+	}
+	h := recordHeader(i)
+	if len(rec) < h {
+		return nil, fmt.Errorf("record %d: %d bytes: %w", i, len(rec), ErrCorrupt)
+	}
+	out, ok := hashpack.AppendUnpacked(append(make([]byte, 0, len(rec)+256), rec[:h]...), rec[h:])
+	if !ok {
+		return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
+	}
+	return out, nil
+}
+
+// packedRecord, set in a record's length word, says its data is packed
+// (internal/hashpack): the hex hashes of the JSON change records crow's feeds
+// carry, 34 bytes each instead of 66–68 that badger's Snappy cannot shorten.
+// Records are under 2 GiB (wire frames are at most 8 MiB), so the bit is
+// clear in every length word written before it existed.
+const packedRecord = 1 << 31
+
+// packFrames returns the framed records v of entries [first, …) with the data
+// of each record that hashpack shortens packed; v itself when none is.
+func packFrames(v []byte, first uint64) []byte {
+	var out, scratch []byte // out: nil until a record is packed
+	for i, o := first, 0; o < len(v); i++ {
+		l := int(binary.BigEndian.Uint32(v[o:]))
+		rec := v[o+4 : o+4+l]
+		h := recordHeader(i)
+		packed := false
+		if len(rec) > h {
+			scratch = hashpack.Append(scratch[:0], rec[h:])
+			if len(scratch) < len(rec)-h {
+				if out == nil {
+					out = append(make([]byte, 0, len(v)), v[:o]...)
+				}
+				out = binary.BigEndian.AppendUint32(out, uint32(h+len(scratch))|packedRecord)
+				out = append(append(out, rec[:h]...), scratch...)
+				packed = true
+			}
+		}
+		if !packed && out != nil {
+			out = append(out, v[o:o+4+l]...)
+		}
+		o += 4 + l
+	}
+	if out == nil {
+		return v
+	}
+	return out
 }
 
 func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Batch) error {
@@ -215,7 +275,7 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Bat
 			if (i+1)%chunkEntries != 0 && i+1 != end {
 				continue
 			}
-			if err := set(chunkKey(b.Key, from), frames[at:to:to]); err != nil {
+			if err := set(chunkKey(b.Key, from), packFrames(frames[at:to:to], from)); err != nil {
 				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, from, err)
 			}
 			from, at = i+1, to
@@ -250,7 +310,7 @@ func (s *KVStorage) stageClear(set func(k, v []byte) error, iter iterFunc, b *Ba
 			if !ok || first != next {
 				return errStop
 			}
-			n, _ := eachFrame(v, first, func(uint64, []byte) error { return nil })
+			n, _ := eachFrame(v, first, func(uint64, []byte, bool) error { return nil })
 			next = first + n
 			k := j
 			for k < len(b.Clear) && b.Clear[k] < next {
@@ -369,12 +429,15 @@ func (r kvReader) Record(key PublicKey, i uint64) ([]byte, error) {
 	}
 	var out []byte
 	if ok {
-		_, err := eachFrame(v, i-i%chunkEntries, func(j uint64, rec []byte) error {
-			if j == i {
-				out = rec
-				return errStop
+		_, err := eachFrame(v, i-i%chunkEntries, func(j uint64, rec []byte, packed bool) error {
+			if j != i {
+				return nil
 			}
-			return nil
+			var err error
+			if out, err = recordOf(j, rec, packed); err != nil {
+				return err
+			}
+			return errStop
 		})
 		if out != nil && errors.Is(err, errStop) {
 			return out, nil
@@ -398,9 +461,13 @@ func (r kvReader) Records(key PublicKey, start, end uint64, fn func(i uint64, re
 		if want >= end || !ok || first != next {
 			return errStop // done, or a gap: the entries from want are missing
 		}
-		n, err := eachFrame(v, first, func(i uint64, rec []byte) error {
+		n, err := eachFrame(v, first, func(i uint64, rec []byte, packed bool) error {
 			if i < want || i >= end {
 				return nil
+			}
+			rec, err := recordOf(i, rec, packed)
+			if err != nil {
+				return err
 			}
 			want++
 			return fn(i, rec)

@@ -24,8 +24,9 @@ const defaultMemTableSize = 16 << 20
 //	1  the first layout
 //	2  q/ values end with a NUL and a flags byte (queue.go); a build of version 1 would read
 //	   the flags as part of the row id, so it must not open such a store
-//	3  rows are written in the packed envelope (rowpack.go) beside the JSON envelopes
-//	   written before, which stay as they are; a build of version 2 reads only JSON
+//	3  rows are written in the packed envelope (rowpack.go), and feed records with
+//	   their data's hashes packed (feed's packedRecord), beside the JSON envelopes and
+//	   plain records written before; a build of version 2 would misread both
 const schemaVersion = 3
 
 // Options configures Open. The zero value is usable.
