@@ -170,32 +170,32 @@ func decodeRowValue(key, val []byte, out *Row) error {
 	return nil
 }
 
-// rowValueData returns a stored row's data and deleted flag (either form). data may
-// be a slice of val or of buf's array (grown; returned for reuse).
-func rowValueData(val, buf []byte) (data []byte, deleted bool, newBuf []byte, err error) {
+// rowValueData returns a stored row's data and deleted flag (either form): a slice
+// of val, or a new slice when its hashes had to be unpacked.
+func rowValueData(val []byte) (data []byte, deleted bool, err error) {
 	if len(val) == 0 || val[0] != packedRowFormat {
 		data, deleted, ok := parseRowDataFast(val)
 		if !ok { // another encoding of the envelope: decode it whole
 			var r Row
 			if err := json.Unmarshal(val, &r); err != nil {
-				return nil, false, buf, err
+				return nil, false, err
 			}
 			data, deleted = r.Data, r.Deleted
 		}
-		return data, deleted, buf, nil
+		return data, deleted, nil
 	}
 	h, ok := readPacked(val, false)
 	if !ok {
-		return nil, false, buf, errBadPackedRow
+		return nil, false, errBadPackedRow
 	}
+	deleted = h.flags&packedDeleted != 0
 	if !hashpack.Packed(h.data) {
-		return h.data, h.flags&packedDeleted != 0, buf, nil
+		return h.data, deleted, nil
 	}
-	data, ok = hashpack.AppendUnpacked(buf[:0], h.data)
-	if !ok {
-		return nil, false, buf, errBadPackedRow
+	if data, ok = hashpack.AppendUnpacked(make([]byte, 0, len(h.data)+64), h.data); !ok {
+		return nil, false, errBadPackedRow
 	}
-	return data, h.flags&packedDeleted != 0, data, nil
+	return data, deleted, nil
 }
 
 // splitRowKey splits t/<table>/<row_id>.

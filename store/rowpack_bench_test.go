@@ -58,10 +58,8 @@ func BenchmarkRowDecode(b *testing.B) {
 		})
 		b.Run(c.name+"-data", func(b *testing.B) {
 			b.ReportAllocs()
-			var buf []byte
 			for b.Loop() {
-				var err error
-				if _, _, buf, err = rowValueData(c.val, buf); err != nil {
+				if _, _, err := rowValueData(c.val); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -82,7 +82,7 @@ func TestPackedRowDecodesAsJSONEnvelope(t *testing.T) {
 		if !sameRow(&got, &want) {
 			t.Fatalf("%d:\ngot  %+v\nwant %+v", i, got, want)
 		}
-		data, deleted, _, err := rowValueData(val, nil)
+		data, deleted, err := rowValueData(val)
 		if err != nil || !bytes.Equal(data, want.Data) || deleted != want.Deleted {
 			t.Fatalf("%d: data %q %v %v, want %q %v", i, data, deleted, err, want.Data, want.Deleted)
 		}
@@ -133,11 +133,11 @@ func TestPackedRowRefusesDamage(t *testing.T) {
 		if err := decodeRowValue(key, val[:n], &got); err == nil {
 			t.Fatalf("truncated to %d of %d bytes decoded: %+v", n, len(val), got)
 		}
-		if _, _, _, err := rowValueData(val[:n], nil); err == nil {
+		if _, _, err := rowValueData(val[:n]); err == nil {
 			t.Fatalf("data of a value truncated to %d of %d bytes read", n, len(val))
 		}
 	}
-	if _, _, _, err := rowValueData(append(bytes.Clone(val), 0), nil); err == nil {
+	if _, _, err := rowValueData(append(bytes.Clone(val), 0)); err == nil {
 		t.Fatal("a value with a byte after its data read")
 	}
 	for range 5000 {
@@ -147,7 +147,7 @@ func TestPackedRowRefusesDamage(t *testing.T) {
 		}
 		var got Row
 		_ = decodeRowValue(key, m, &got)
-		_, _, _, _ = rowValueData(m, nil)
+		_, _, _ = rowValueData(m)
 	}
 }
 

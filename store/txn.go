@@ -149,7 +149,7 @@ func (t *Txn) RowData(table, rowID string, fn func(data []byte, deleted bool) er
 	}
 	var ferr error
 	err = item.Value(func(b []byte) error {
-		data, deleted, _, err := rowValueData(b, nil)
+		data, deleted, err := rowValueData(b)
 		if err != nil {
 			return err
 		}
