@@ -2,9 +2,11 @@ package feed
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +111,35 @@ func TestPackedRecords(t *testing.T) {
 		if hashes[90+i] != "" && rawContains(t, db2, []byte(hashes[90+i])) {
 			t.Fatalf("replica entry %d: its hash is stored in hex", 90+i)
 		}
+	}
+}
+
+// TestPackedFrameFormat freezes a packed record's bytes on disk: the length
+// word with its top bit set, the nodes as they are, the data packed.
+func TestPackedFrameFormat(t *testing.T) {
+	nodes := bytes.Repeat([]byte{0xff}, recordHeader(0)) // node bytes are never escaped
+	data := []byte(`{"h":"` + strings.Repeat("5a", 32) + `"}`)
+	plain := []byte(`{"h":"short"}`)
+	frames := frameRecords([][]byte{append(bytes.Clone(nodes), data...), append(bytes.Repeat([]byte{1}, recordHeader(1)), plain...)})
+	got := packFrames(frames, 0)
+	want := hex.EncodeToString(binary.BigEndian.AppendUint32(nil, uint32(len(nodes)+5+34+1)|1<<31)) +
+		hex.EncodeToString(nodes) + hex.EncodeToString([]byte(`{"h":`)) + "ff01" + strings.Repeat("5a", 32) + "7d" +
+		hex.EncodeToString(frames[4+len(nodes)+len(data):])
+	if hex.EncodeToString(got) != want {
+		t.Fatalf("packed frames changed:\ngot  %x\nwant %s", got, want)
+	}
+	if unpacked := packFrames(frames[4+len(nodes)+len(data):], 1); !bytes.Equal(unpacked, frames[4+len(nodes)+len(data):]) {
+		t.Fatal("a record without hashes was rewritten")
+	}
+	var recs [][]byte
+	if _, err := eachFrame(got, 0, func(i uint64, rec []byte, packed bool) error {
+		r, err := recordOf(i, rec, packed)
+		recs = append(recs, r)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || !bytes.Equal(recs[0], append(bytes.Clone(nodes), data...)) || !bytes.Equal(recs[1][recordHeader(1):], plain) {
+		t.Fatalf("read back %q", recs)
 	}
 }
