@@ -209,11 +209,16 @@ func recordOf(i uint64, rec []byte, packed bool) ([]byte, error) {
 	if !packed {
 		return rec, nil
 	}
+	return unpackRecord(make([]byte, 0, len(rec)+256), i, rec)
+}
+
+// unpackRecord appends to b packed record rec of entry i with its data unpacked.
+func unpackRecord(b []byte, i uint64, rec []byte) ([]byte, error) {
 	h := recordHeader(i)
 	if len(rec) < h {
 		return nil, fmt.Errorf("record %d: %d bytes: %w", i, len(rec), ErrCorrupt)
 	}
-	out, ok := hashpack.AppendUnpacked(append(make([]byte, 0, len(rec)+256), rec[:h]...), rec[h:])
+	out, ok := hashpack.AppendUnpacked(append(b, rec[:h]...), rec[h:])
 	if !ok {
 		return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
 	}
@@ -456,6 +461,7 @@ func (r kvReader) Records(key PublicKey, start, end uint64, fn func(i uint64, re
 	}
 	want := start
 	next := start - start%chunkEntries // where the next key must start
+	var scratch []byte                 // packed records unpacked, one at a time
 	err := r.txn.Iterate(feedKey('e', key), indexKey('e', key, start/chunkEntries), func(k, v []byte) error {
 		first, ok := keyFirst(k)
 		if want >= end || !ok || first != next {
@@ -465,9 +471,12 @@ func (r kvReader) Records(key PublicKey, start, end uint64, fn func(i uint64, re
 			if i < want || i >= end {
 				return nil
 			}
-			rec, err := recordOf(i, rec, packed)
-			if err != nil {
-				return err
+			if packed {
+				var err error
+				if scratch, err = unpackRecord(scratch[:0], i, rec); err != nil {
+					return err
+				}
+				rec = scratch
 			}
 			want++
 			return fn(i, rec)

@@ -91,7 +91,8 @@ type Reader interface {
 	State(key PublicKey) (s State, ok bool, err error)
 	// Record returns the record of entry i, or ErrCorrupt wrapped if missing.
 	Record(key PublicKey, i uint64) ([]byte, error)
-	// Records calls fn for the records of entries [start, end) in order.
+	// Records calls fn for the records of entries [start, end) in order; rec is
+	// valid only during fn.
 	Records(key PublicKey, start, end uint64, fn func(i uint64, rec []byte) error) error
 	// Node returns an extra node stored by Batch.Nodes; ok is false if absent.
 	Node(key PublicKey, index uint64) (n Node, ok bool, err error)
