@@ -929,7 +929,8 @@ func syncOnlyRuns(work string) {
 			d.key = strings.TrimSpace(string(k))
 		}
 		daemons = []*daemon{home, sat}
-		if *pprofDir != "" { // the satellite's CPU profile of the sync: DIR/sync-only-N-sat.cpu.pb.gz
+		if *pprofDir != "" { // both daemons' CPU profiles of the sync: DIR/sync-only-N-{home,sat}.cpu.pb.gz
+			home.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+2)
 			sat.pprof = fmt.Sprintf("127.0.0.1:%d", *basePort+12)
 			os.MkdirAll(*pprofDir, 0o755)
 		}
@@ -944,6 +945,7 @@ func syncOnlyRuns(work string) {
 		length, want := home.feedLen("", homeFeed), home.memories()
 		time.Sleep(2 * time.Second) // both started up and idle
 		if sat.pprof != "" {
+			pprofPost(home, "/debug/crow/cpu/start")
 			pprofPost(sat, "/debug/crow/cpu/start")
 		}
 		t0 := time.Now()
@@ -973,6 +975,7 @@ func syncOnlyRuns(work string) {
 		tSearch := time.Since(t0)
 		if sat.pprof != "" {
 			writeFile(filepath.Join(*pprofDir, fmt.Sprintf("sync-only-%d-sat.cpu.pb.gz", i+1)), pprofPost(sat, "/debug/crow/cpu/stop"))
+			writeFile(filepath.Join(*pprofDir, fmt.Sprintf("sync-only-%d-home.cpu.pb.gz", i+1)), pprofPost(home, "/debug/crow/cpu/stop"))
 		}
 		fmt.Printf("sync-only %d: feed of %d entries stored %.2f s, all %d memories applied %.2f s, searchable %.2f s, satellite peak RSS %.0f MB\n",
 			i+1, length, secs(tFeed), want, secs(tAll), secs(tSearch), mb(sat.pid(), "VmHWM"))
