@@ -45,12 +45,23 @@ const (
 // errBadPackedRow: a stored row in the packed form that does not decode.
 var errBadPackedRow = errors.New("malformed packed row envelope")
 
-// encodeRow appends the stored form of r: packed when it can be, else the JSON envelope.
+// encodeRow appends the stored form of r: packed when it can be, else the JSON envelope
+// (and encoding/json's error for data that is empty or not JSON).
 func encodeRow(b []byte, r *Row) ([]byte, error) {
-	if !packable(r) {
+	if !packable(r) || (r.Data != nil && len(r.Data) == 0) {
 		return appendRow(b, r)
 	}
-	b0 := len(b)
+	sp := packScratch.Get().(*[2][]byte)
+	defer packScratch.Put(sp)
+	// The data as the JSON envelope holds it (compacted, HTML-escaped), so both
+	// forms decode to the same bytes.
+	raw, ok := appendRaw(sp[0][:0], r.Data)
+	if !ok {
+		return appendRow(b, r)
+	}
+	p := hashpack.Append(sp[1][:0], raw)
+	sp[0], sp[1] = raw, p
+
 	b = append(b, packedRowFormat)
 	b = binary.AppendUvarint(b, r.LamportTS)
 	b = AppendBytes(b, r.InstanceID)
@@ -67,19 +78,6 @@ func encodeRow(b []byte, r *Row) ([]byte, error) {
 	}
 	b = binary.AppendVarint(b, r.UpdatedAt.Unix())
 	b = binary.AppendUvarint(b, uint64(r.UpdatedAt.Nanosecond()))
-	// The data as the JSON envelope holds it (compacted, HTML-escaped), so both
-	// forms decode to the same bytes.
-	if r.Data != nil && len(r.Data) == 0 {
-		return appendRow(b[:b0], r) // encoding/json's error
-	}
-	sp := packScratch.Get().(*[2][]byte)
-	defer packScratch.Put(sp)
-	raw, ok := appendRaw(sp[0][:0], r.Data)
-	if !ok {
-		return appendRow(b[:b0], r) // encoding/json's error
-	}
-	p := hashpack.Append(sp[1][:0], raw)
-	sp[0], sp[1] = raw, p
 	return AppendBytes(b, p), nil
 }
 

@@ -83,6 +83,11 @@ func TestPackedRowDecodesAsJSONEnvelope(t *testing.T) {
 			t.Fatalf("%d: data %q %v %v, want %q %v", i, data, deleted, err, want.Data, want.Deleted)
 		}
 	}
+	for _, r := range []*Row{{Table: TableMemories, Data: json.RawMessage{}}, {Table: TableMemories, Data: json.RawMessage(`{bad`)}} {
+		if _, err := encodeRow(nil, r); err == nil {
+			t.Fatalf("%+v encoded", r)
+		}
+	}
 	if packed < 10000 {
 		t.Fatalf("only %d of 30000 rows packed", packed)
 	}
