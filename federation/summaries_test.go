@@ -24,10 +24,13 @@ type fakePeers struct {
 	refuse   map[string]bool
 	dead     map[string]bool // calls block until their context ends
 	memories map[string]int  // what each peer's summary says
+	// hung receives a dead peer's id each time one of its calls starts
+	// blocking (its call timeout is already on the clock by then).
+	hung chan string
 }
 
 func newFakePeers(ids ...string) *fakePeers {
-	f := &fakePeers{calls: map[string]int{}, down: map[string]bool{}, refuse: map[string]bool{}, dead: map[string]bool{}, memories: map[string]int{}}
+	f := &fakePeers{calls: map[string]int{}, down: map[string]bool{}, refuse: map[string]bool{}, dead: map[string]bool{}, memories: map[string]int{}, hung: make(chan string, 16)}
 	for _, id := range ids {
 		f.peers = append(f.peers, Peer{ID: id, Name: id + "-name", Online: true})
 		f.memories[id] = 1
@@ -60,6 +63,7 @@ func (f *fakePeers) CallTool(ctx context.Context, id, tool string, args json.Raw
 	f.mu.Unlock()
 	switch {
 	case dead:
+		f.hung <- id
 		<-ctx.Done()
 		return nil, ctx.Err()
 	case refuse:
@@ -220,11 +224,20 @@ func TestSummariesDeadPeer(t *testing.T) {
 	rounds := serveSummaries(t, s)
 	// timeOut waits until the ghost's nth health call hangs with its timeout
 	// the only timer besides Serve's two tickers, then fires that timeout.
+	// (The call is awaited first: its count changes nothing on the clock, so
+	// a WaitPending that also looked at the count could miss it and wait for
+	// ever.)
 	timeOut := func(n int) {
 		t.Helper()
-		if err := clk.WaitPending(t.Context(), func(p int) bool {
-			return p == 3 && peers.count("ghost", HealthTool) == n
-		}); err != nil {
+		select {
+		case <-peers.hung:
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		}
+		if got := peers.count("ghost", HealthTool); got != n {
+			t.Fatalf("ghost's health calls: %d, want %d", got, n)
+		}
+		if err := clk.WaitPending(t.Context(), func(p int) bool { return p == 3 }); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(s.timeout - time.Nanosecond)
