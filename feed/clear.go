@@ -57,21 +57,22 @@ func clearRecords(v []byte, first uint64, clear []uint64) ([]byte, bool, error) 
 			return nil, false, ErrCorrupt
 		}
 		w := binary.BigEndian.Uint32(v[o:])
-		l := int(w &^ packedRecord)
+		l := int(w &^ recordFlags)
 		if len(v)-o-4 < l {
 			return nil, false, ErrCorrupt
 		}
 		frame := v[o : o+4+l]
 		o += 4 + l
 		if _, found := slices.BinarySearch(clear, i); found {
-			if h := recordHeader(i); l > h {
-				rec, err := recordOf(i, frame[4:], w&packedRecord != 0)
-				if err != nil {
-					return nil, false, err
-				}
+			rec, err := recordOf(i, frame[4:], w&recordFlags)
+			if err != nil {
+				return nil, false, err
+			}
+			if h := recordHeader(i); len(rec) > h {
 				if _, _, _, err := recordState(i, rec); err != nil {
 					return nil, false, err
 				}
+				// The nodes only, leaf included: nothing to recompute it from.
 				out = binary.BigEndian.AppendUint32(out, uint32(h))
 				out = append(out, rec[:h]...)
 				changed = true

@@ -65,8 +65,9 @@ var errStop = errors.New("stop")
 //	f/e/<pk><uint64 c>          → chunk c's base: the records of entries [16c, 16c+n),
 //	                              each as uint32(len) ‖ record (nodes completed by the
 //	                              entry, then data; a cleared entry's record has the
-//	                              nodes only); len's top bit set: the data is packed
-//	                              (packedRecord)
+//	                              nodes only); len's top bits are flags: the data is
+//	                              packed (packedRecord), the leaf node is left out and
+//	                              recomputed from the data (leaflessRecord)
 //	f/e/<pk><uint64 c><uint8 o> → a part of chunk c (0 < o < 16): the records of
 //	                              entries [16c+o, 16c+o+n), framed the same way
 //	f/n/<pk><uint64 j>          → node j beyond the stored entries: hash (32) ‖ uint64(size)
@@ -181,21 +182,22 @@ func keyFirst(k []byte) (uint64, bool) {
 }
 
 // eachFrame calls fn with each record of the framed records v, the first
-// being entry first's, up to the end of first's chunk, as stored: packed
-// says its data is packed (packedRecord; recordOf unpacks it). It returns how
-// many there were; records cut short end them (a crash's leftovers).
-func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte, packed bool) error) (uint64, error) {
+// being entry first's, up to the end of first's chunk, as stored: flags are
+// its length word's (packedRecord, leaflessRecord; recordOf restores the
+// record as written). It returns how many there were; records cut short end
+// them (a crash's leftovers).
+func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte, flags uint32) error) (uint64, error) {
 	i, o := first, 0
 	for limit := (first/chunkEntries + 1) * chunkEntries; i < limit; i++ {
 		if len(v)-o < 4 {
 			break
 		}
 		w := binary.BigEndian.Uint32(v[o:])
-		l := int(w &^ packedRecord)
+		l := int(w &^ recordFlags)
 		if len(v)-o-4 < l {
 			break
 		}
-		if err := fn(i, v[o+4:o+4+l], w&packedRecord != 0); err != nil {
+		if err := fn(i, v[o+4:o+4+l], w&recordFlags); err != nil {
 			return i - first, err
 		}
 		o += 4 + l
@@ -204,61 +206,95 @@ func eachFrame(v []byte, first uint64, fn func(i uint64, rec []byte, packed bool
 }
 
 // recordOf returns stored record rec of entry i as it was written: rec
-// itself, or a new record with its data unpacked when packed.
-func recordOf(i uint64, rec []byte, packed bool) ([]byte, error) {
-	if !packed {
+// itself, or a new record restored from its flags (see unpackRecord).
+func recordOf(i uint64, rec []byte, flags uint32) ([]byte, error) {
+	if flags == 0 {
 		return rec, nil
 	}
-	return unpackRecord(make([]byte, 0, len(rec)+256), i, rec)
+	return unpackRecord(make([]byte, 0, len(rec)+nodeWireSize+256), nil, i, rec, flags)
 }
 
-// unpackRecord appends to b packed record rec of entry i with its data unpacked.
-func unpackRecord(b []byte, i uint64, rec []byte) ([]byte, error) {
+// unpackRecord appends to b stored record rec of entry i as it was written:
+// its leaf node recomputed from the data when leafless (with x, or a new
+// hasher if nil), its data unpacked when packed.
+func unpackRecord(b []byte, x *hasher, i uint64, rec []byte, flags uint32) ([]byte, error) {
 	h := recordHeader(i)
-	if len(rec) < h {
-		return nil, fmt.Errorf("record %d: %d bytes: %w", i, len(rec), ErrCorrupt)
+	stored := h // header bytes stored
+	if flags&leaflessRecord != 0 {
+		stored -= nodeWireSize
 	}
-	out, ok := hashpack.AppendUnpacked(append(b, rec[:h]...), rec[h:])
-	if !ok {
-		return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
+	if len(rec) < stored || flags&leaflessRecord != 0 && len(rec) == stored {
+		return nil, fmt.Errorf("record %d: %d bytes stored: %w", i, len(rec), ErrCorrupt)
 	}
-	return out, nil
+	at := len(b)
+	if flags&leaflessRecord != 0 {
+		b = append(b, make([]byte, nodeWireSize)...) // the leaf, set below
+	}
+	b = append(b, rec[:stored]...)
+	if flags&packedRecord != 0 {
+		var ok bool
+		if b, ok = hashpack.AppendUnpacked(b, rec[stored:]); !ok {
+			return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
+		}
+	} else {
+		b = append(b, rec[stored:]...)
+	}
+	if flags&leaflessRecord != 0 {
+		if x == nil {
+			x = newHasher()
+		}
+		data := b[at+h:]
+		leaf := Node{Hash: x.leaf(data), Size: uint64(len(data))}
+		putNode(b[at:], &leaf)
+	}
+	return b, nil
 }
 
-// packedRecord, set in a record's length word, says its data is packed
-// (internal/hashpack): the hex hashes of the JSON change records crow's feeds
-// carry, 34 bytes each instead of 66–68 that badger's Snappy cannot shorten.
-// Records are under 2 GiB (wire frames are at most 8 MiB), so the bit is
-// clear in every length word written before it existed.
-const packedRecord = 1 << 31
+// The flags of a stored record, in the top bits of its length word. Records
+// are under 2²⁴ bytes (wire frames are at most 8 MiB), so both bits are
+// clear in every length word written before they existed.
+const (
+	// packedRecord says the record's data is packed (internal/hashpack): the
+	// hex hashes of the JSON change records crow's feeds carry, 34 bytes
+	// each instead of 66–68 that badger's Snappy cannot shorten.
+	packedRecord = 1 << 31
+	// leaflessRecord says the record is stored without its first node, the
+	// entry's leaf, which is H(0x00 ‖ size ‖ data) of the data that follows
+	// and is recomputed from it on reads (40 bytes an entry that no
+	// compression shortens). Only records with data are stored so, and only
+	// when their leaf is that hash: a cleared record keeps its leaf.
+	leaflessRecord = 1 << 30
+	recordFlags    = packedRecord | leaflessRecord
+)
 
-// packFrames returns the framed records v of entries [first, …) with the data
-// of each record that hashpack shortens packed; v itself when none is.
+// packFrames returns the framed records v of entries [first, …) as they are
+// stored: each record with data without its leaf node (leaflessRecord) and
+// with its data packed when hashpack shortens it (packedRecord).
 func packFrames(v []byte, first uint64) []byte {
-	var out, scratch []byte // out: nil until a record is packed
+	out := make([]byte, 0, len(v))
+	var scratch []byte
+	x := newHasher()
 	for i, o := first, 0; o < len(v); i++ {
 		l := int(binary.BigEndian.Uint32(v[o:]))
 		rec := v[o+4 : o+4+l]
-		h := recordHeader(i)
-		packed := false
-		if len(rec) > h {
-			scratch = hashpack.Append(scratch[:0], rec[h:])
-			if len(scratch) < len(rec)-h {
-				if out == nil {
-					out = append(make([]byte, 0, len(v)), v[:o]...)
-				}
-				out = binary.BigEndian.AppendUint32(out, uint32(h+len(scratch))|packedRecord)
-				out = append(append(out, rec[:h]...), scratch...)
-				packed = true
-			}
-		}
-		if !packed && out != nil {
-			out = append(out, v[o:o+4+l]...)
-		}
 		o += 4 + l
-	}
-	if out == nil {
-		return v
+		h := recordHeader(i)
+		if len(rec) <= h {
+			out = binary.BigEndian.AppendUint32(out, uint32(l))
+			out = append(out, rec...)
+			continue
+		}
+		head, data := rec[:h], rec[h:]
+		var flags uint32
+		if leaf, err := recordNode(i, rec, 0); err == nil && leaf.Size == uint64(len(data)) && leaf.Hash == x.leaf(data) {
+			head, flags = head[nodeWireSize:], leaflessRecord
+		}
+		scratch = hashpack.Append(scratch[:0], data)
+		if len(scratch) < len(data) {
+			data, flags = scratch, flags|packedRecord
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(head)+len(data))|flags)
+		out = append(append(out, head...), data...)
 	}
 	return out
 }
@@ -315,7 +351,7 @@ func (s *KVStorage) stageClear(set func(k, v []byte) error, iter iterFunc, b *Ba
 			if !ok || first != next {
 				return errStop
 			}
-			n, _ := eachFrame(v, first, func(uint64, []byte, bool) error { return nil })
+			n, _ := eachFrame(v, first, func(uint64, []byte, uint32) error { return nil })
 			next = first + n
 			k := j
 			for k < len(b.Clear) && b.Clear[k] < next {
@@ -434,12 +470,12 @@ func (r kvReader) Record(key PublicKey, i uint64) ([]byte, error) {
 	}
 	var out []byte
 	if ok {
-		_, err := eachFrame(v, i-i%chunkEntries, func(j uint64, rec []byte, packed bool) error {
+		_, err := eachFrame(v, i-i%chunkEntries, func(j uint64, rec []byte, flags uint32) error {
 			if j != i {
 				return nil
 			}
 			var err error
-			if out, err = recordOf(j, rec, packed); err != nil {
+			if out, err = recordOf(j, rec, flags); err != nil {
 				return err
 			}
 			return errStop
@@ -461,19 +497,23 @@ func (r kvReader) Records(key PublicKey, start, end uint64, fn func(i uint64, re
 	}
 	want := start
 	next := start - start%chunkEntries // where the next key must start
-	var scratch []byte                 // packed records unpacked, one at a time
+	var scratch []byte                 // stored records restored, one at a time
+	var x *hasher                      // for leafless records
 	err := r.txn.Iterate(feedKey('e', key), indexKey('e', key, start/chunkEntries), func(k, v []byte) error {
 		first, ok := keyFirst(k)
 		if want >= end || !ok || first != next {
 			return errStop // done, or a gap: the entries from want are missing
 		}
-		n, err := eachFrame(v, first, func(i uint64, rec []byte, packed bool) error {
+		n, err := eachFrame(v, first, func(i uint64, rec []byte, flags uint32) error {
 			if i < want || i >= end {
 				return nil
 			}
-			if packed {
+			if flags != 0 {
+				if x == nil && flags&leaflessRecord != 0 {
+					x = newHasher()
+				}
 				var err error
-				if scratch, err = unpackRecord(scratch[:0], i, rec); err != nil {
+				if scratch, err = unpackRecord(scratch[:0], x, i, rec, flags); err != nil {
 					return err
 				}
 				rec = scratch

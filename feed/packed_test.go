@@ -132,8 +132,8 @@ func TestPackedFrameFormat(t *testing.T) {
 		t.Fatal("a record without hashes was rewritten")
 	}
 	var recs [][]byte
-	if _, err := eachFrame(got, 0, func(i uint64, rec []byte, packed bool) error {
-		r, err := recordOf(i, rec, packed)
+	if _, err := eachFrame(got, 0, func(i uint64, rec []byte, flags uint32) error {
+		r, err := recordOf(i, rec, flags)
 		recs = append(recs, r)
 		return err
 	}); err != nil {

@@ -27,7 +27,9 @@ const defaultMemTableSize = 16 << 20
 //	3  rows are written in the packed envelope (rowpack.go), and feed records with
 //	   their data's hashes packed (feed's packedRecord), beside the JSON envelopes and
 //	   plain records written before; a build of version 2 would misread both
-const schemaVersion = 3
+//	4  feed records with data are stored without their leaf node, recomputed from the
+//	   data on reads (feed's leaflessRecord); a build of version 3 would misread them
+const schemaVersion = 4
 
 // Options configures Open. The zero value is usable.
 type Options struct {
