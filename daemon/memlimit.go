@@ -6,9 +6,10 @@ import (
 	"github.com/crow-sync/crow/home"
 )
 
-// memoryLimit is the soft memory limit Run gives the Go runtime: memory_limit_mb
-// (home.Config.MemoryLimitBytes), unless GOMEMLIMIT is set, read with getenv: the runtime
-// has applied it already and the operator's choice wins. ok is false for no change.
+// memoryLimit is the soft memory limit Run gives the Go runtime of an instance of role:
+// memory_limit_mb (home.Config.MemoryLimitBytes: by default 400 MiB on the home, 192 on a
+// satellite), unless GOMEMLIMIT is set, read with getenv: the runtime has applied it
+// already and the operator's choice wins. ok is false for no change.
 //
 // Why a limit: the store's memory comes and goes in bursts (badger builds each
 // table in memory while it flushes and compacts, a few MiB to tens of MiB per builder,
@@ -18,22 +19,22 @@ import (
 // that needs more gets more, collected more often. It was off by default while badger's
 // pooled builders kept ~800 MiB live (384 MiB then doubled a 100k full sync,
 // docs/BENCHMARKS.md, session 9); with that fixed, 400 MiB is the default (session 13).
-func memoryLimit(s home.Config, getenv func(string) string) (limit int64, ok bool) {
+func memoryLimit(s home.Config, role string, getenv func(string) string) (limit int64, ok bool) {
 	if getenv("GOMEMLIMIT") != "" {
 		return 0, false
 	}
-	return s.MemoryLimitBytes()
+	return s.MemoryLimitBytes(role)
 }
 
 // applyMemoryLimit sets memoryLimit's limit with debug.SetMemoryLimit (through set, for
 // tests) and logs it.
-func applyMemoryLimit(s home.Config, getenv func(string) string, set func(int64) int64, log *slog.Logger) {
-	limit, ok := memoryLimit(s, getenv)
+func applyMemoryLimit(s home.Config, role string, getenv func(string) string, set func(int64) int64, log *slog.Logger) {
+	limit, ok := memoryLimit(s, role, getenv)
 	if !ok {
 		return
 	}
 	set(limit)
 	if log != nil {
-		log.Info("daemon: soft memory limit", "mib", limit>>20, "setting", "memory_limit_mb")
+		log.Info("daemon: soft memory limit", "mib", limit>>20, "role", role, "setting", "memory_limit_mb")
 	}
 }

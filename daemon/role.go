@@ -56,15 +56,16 @@ func (c *roleChange) Is(t error) bool { return t == ErrRoleChanged }
 
 // Run is New and Serve, again after every role change (see above) and
 // after a reenrollment rewrote $CROW_HOME (ErrRestart: the home is loaded
-// again), until ctx ends or the daemon fails. First it sets the process's soft
-// memory limit (memory_limit_mb, see memoryLimit): Run is what a process runs once.
+// again), until ctx ends or the daemon fails. Before each it sets the process's
+// soft memory limit for the role served (memory_limit_mb, see memoryLimit): Run is
+// what a process runs once.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
 	getenv := deps.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	applyMemoryLimit(cfg.Settings, getenv, debug.SetMemoryLimit, deps.Logger)
 	for {
+		applyMemoryLimit(cfg.Settings, cfg.Home.Role, getenv, debug.SetMemoryLimit, deps.Logger)
 		d, err := New(cfg, deps)
 		if err == nil {
 			err = d.Serve(ctx)

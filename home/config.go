@@ -28,7 +28,7 @@ import (
 //	gateway_url                           CROW_GATEWAY_URL                  "" (URL peers use to reach this gateway)
 //	log_level                             CROW_LOG_LEVEL                    info (debug | info | warn | error)
 //	min_free_mb                           CROW_MIN_FREE_MB                  0 (256 MiB; refuse writes below max(this, 1 % of the disk); -1: off)
-//	memory_limit_mb                       CROW_MEMORY_LIMIT_MB              0 (400 MiB; the Go soft memory limit, unless GOMEMLIMIT is set; -1: none)
+//	memory_limit_mb                       CROW_MEMORY_LIMIT_MB              0 (home 400 MiB, satellite 192; the Go soft memory limit, unless GOMEMLIMIT is set; -1: none)
 //	[chain] rpc_url                       CROW_CHAIN_RPC_URL                "" (embedded dev chain)
 //	[chain] contract                      CROW_CHAIN_CONTRACT               "" (home: deploy once, keep it in chain-rpc.json)
 //	[chain] key_file                      CROW_CHAIN_KEY_FILE               "" (key derived from the seed)
@@ -68,8 +68,8 @@ type Config struct {
 	// refused with 507 while the store's filesystem has less free than it or 1 % of its size.
 	MinFreeMB int64 `toml:"min_free_mb"`
 	// MemoryLimitMB is the soft memory limit in MiB crow serve gives the Go runtime
-	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: DefaultMemoryLimitMB; -1: none,
-	// the runtime's default). It is a target for the garbage collector, not a cap: above it
+	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: DefaultMemoryLimitMB on the home,
+	// DefaultSatelliteMemoryLimitMB on a satellite; -1: none, the runtime's default). It is a target for the garbage collector, not a cap: above it
 	// the collector runs more often (up to about half the CPU), nothing fails.
 	MemoryLimitMB int64       `toml:"memory_limit_mb"`
 	Chain         ChainConfig `toml:"chain"`
@@ -156,17 +156,26 @@ func (c CheckpointConfig) ConfirmationsOrDefault() uint64 {
 	return DefaultRPCConfirmations
 }
 
-// DefaultMemoryLimitMB is memory_limit_mb's default (0). Measured at 100k memories
+// DefaultMemoryLimitMB is memory_limit_mb's default (0) on the home. Measured at 100k memories
 // (docs/BENCHMARKS.md, session 13): the satellite's peak RSS during a full sync 577–682 →
 // 505–517 MB, the sync within ~5 %; the live heap at that peak is ~215 MB. In session 9,
 // before badger's table builders stopped keeping their heap, a 384 MiB limit doubled
-// that sync, because the live heap was then ~900 MB.
+// that sync, because the live heap was then ~900 MB. The home keeps it: its bulk write
+// of 100k memories halved at 256 MiB (session 25).
 const DefaultMemoryLimitMB = 400
 
-// MemoryLimitBytes is the soft memory limit memory_limit_mb asks for, in bytes, and
-// false for none (-1).
-func (c Config) MemoryLimitBytes() (int64, bool) {
+// DefaultSatelliteMemoryLimitMB is memory_limit_mb's default (0) on a satellite. A
+// satellite's live heap during a 100k full sync is 55–85 MB (session 27, heap profiles);
+// at 192 MiB its peak RSS fell 287–307 → 263–265 MB with the sync as fast (at 144 MiB:
+// 235 MB, searchable ~1 s later).
+const DefaultSatelliteMemoryLimitMB = 192
+
+// MemoryLimitBytes is the soft memory limit memory_limit_mb asks for an instance of
+// role (RoleHome or RoleSatellite), in bytes, and false for none (-1).
+func (c Config) MemoryLimitBytes(role string) (int64, bool) {
 	switch {
+	case c.MemoryLimitMB == 0 && role == RoleSatellite:
+		return DefaultSatelliteMemoryLimitMB << 20, true
 	case c.MemoryLimitMB == 0:
 		return DefaultMemoryLimitMB << 20, true
 	case c.MemoryLimitMB < 0:

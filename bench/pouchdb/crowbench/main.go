@@ -44,6 +44,7 @@ var (
 	basePort = flag.Int("port", 29100, "home gateway PORT, home sync PORT+1, satellite gateway PORT+10, satellite sync PORT+11")
 	restarts = flag.Int("restarts", 0, "only the restart catch-up, this many times, on the data directory a full run left in -dir (no init, no writes before)")
 	syncOnly = flag.Int("sync-only", 0, "only the full sync, this many times: each on a fresh copy of the settled home a full run left in -dir (DIR/ha, DIR/seed.blob) and a fresh satellite; for A/B runs of the sync in ~40 s instead of a full run")
+	satEnv   = flag.String("sat-env", "", "extra environment of the satellite only, as comma-separated KEY=VALUE (e.g. CROW_MEMORY_LIMIT_MB=192), to compare a setting on the receiver")
 	pprofDir = flag.String("pprof", "", "write CPU and allocation profiles of both daemons for each phase into this directory, and with -restarts an execution trace of each restart from the spawn (restart-N-sat.trace); serves net/http/pprof on PORT+2 and PORT+12; the figures of a profiled run are not benchmark figures")
 )
 
@@ -81,6 +82,9 @@ type daemon struct {
 
 func (d *daemon) env() []string {
 	env := append(os.Environ(), "CROW_HOME="+d.home, "CROW_PASSPHRASE=x")
+	if d.name == "sat" && *satEnv != "" {
+		env = append(env, strings.Split(*satEnv, ",")...)
+	}
 	if os.Getenv("CROW_LOG_LEVEL") == "" { // debug shows the start-up stages' times
 		env = append(env, "CROW_LOG_LEVEL=info")
 	}
