@@ -28,7 +28,9 @@ const defaultMemTableSize = 16 << 20
 //	   their data's hashes packed (feed's packedRecord), beside the JSON envelopes and
 //	   plain records written before; a build of version 2 would misread both
 //	4  feed records with data are stored without their leaf node, recomputed from the
-//	   data on reads (feed's leaflessRecord); a build of version 3 would misread them
+//	   data on reads (feed's leaflessRecord), and rows and records pack long base64
+//	   strings too (internal/hashpack's formBase64); a build of version 3 would misread
+//	   both
 const schemaVersion = 4
 
 // Options configures Open. The zero value is usable.

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,7 @@ var hashData = []string{
 	`{"number":7,"event_hash":"0x` + strings.Repeat("0f", 32) + `"}`,
 	`{"short":"` + strings.Repeat("a", 63) + `"}`,
 	"{\"h\":\"" + strings.Repeat("e", 64) + "\",\"ff\":\"\xff\"}",
+	`{"kind":"root","batch":"` + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2, 0xa1, 0x2e}, 70)) + `","items":null}`,
 }
 
 func randPackRow(rng *rand.Rand) *Row {

@@ -1,18 +1,25 @@
-// Package hashpack stores the hex hashes of JSON text in binary, reversibly.
+// Package hashpack stores the hex hashes and long base64 strings of JSON text
+// in binary, reversibly.
 //
 // A JSON string of exactly 64 lowercase hex digits (a SHA-256 content hash) or
 // "0x" and 64 of them (an event hash) takes 66 or 68 bytes that Snappy,
 // badger's block compression, cannot shorten: it finds repeats, and a hash
 // does not repeat. A memory's rows and feed entries hold several. Append
-// writes each as 34 bytes (Escape, its form, the 32 bytes) and any Escape
-// byte of the input (JSON text holds none when it is UTF-8) as Escape 0x00;
-// every other byte is kept, so text stays as it was (a scan of the files for
-// a text finds it as before). AppendUnpacked gives back the input exactly,
-// whatever it was: JSON, other text or binary.
+// writes each as 34 bytes (Escape, its form, the 32 bytes). A JSON string of
+// standard base64 (with padding, as encoding/json writes a []byte) of at least
+// 64 characters, such as an anchor's batch of leaf hashes, is written as the
+// bytes it encodes (Escape, its form, uvarint(n), the n bytes): a quarter
+// smaller, and just as incompressible. Any Escape byte of the input (JSON text
+// holds none when it is UTF-8) is written as Escape 0x00; every other byte is
+// kept, so text stays as it was (a scan of the files for a text finds it as
+// before). AppendUnpacked gives back the input exactly, whatever it was: JSON,
+// other text or binary.
 package hashpack
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 )
 
@@ -23,8 +30,11 @@ const (
 	formLiteral = 0x00 // Escape 0x00: an Escape byte of the input
 	formHash    = 0x01 // Escape 0x01 + 32 bytes: "<64 hex digits>"
 	formHash0x  = 0x02 // Escape 0x02 + 32 bytes: "0x<64 hex digits>"
+	formBase64  = 0x03 // Escape 0x03 + uvarint(n) + n bytes: "<their standard base64>"
 	hexLen      = 64
 	hashLen     = 32
+	// minBase64 is the shortest base64 string packed (48 bytes encoded).
+	minBase64 = 64
 )
 
 // Append appends data packed to b.
@@ -62,10 +72,58 @@ func Append(b, data []byte) []byte {
 				continue
 			}
 		}
+		if n := base64String(data); n > 0 {
+			enc := data[1 : n-1]
+			b = append(b, Escape, formBase64)
+			b = binary.AppendUvarint(b, uint64(base64.StdEncoding.DecodedLen(len(enc))-padding(enc)))
+			b, _ = base64.StdEncoding.AppendDecode(b, enc)
+			data = data[n:]
+			continue
+		}
 		b = append(b, '"')
 		data = data[1:]
 	}
 	return b
+}
+
+// base64String returns the length of the string that starts at data[0] (a
+// quote) if it is canonical standard base64 of at least minBase64 characters
+// (what encoding/json writes for a []byte: re-encoding its bytes gives it
+// back); 0 if it is not.
+func base64String(data []byte) int {
+	i := 1
+	for i < len(data) && isBase64(data[i]) {
+		i++
+	}
+	for k := 0; k < 2 && i < len(data) && data[i] == '='; k++ {
+		i++
+	}
+	enc := data[1:i]
+	if i >= len(data) || data[i] != '"' || len(enc) < minBase64 || len(enc)%4 != 0 {
+		return 0
+	}
+	// Canonical: the bits the padding leaves over are zero, and '=' only
+	// ends the string. Decoding and encoding again says both.
+	var buf [3]byte
+	last := enc[len(enc)-4:]
+	n, err := base64.StdEncoding.Decode(buf[:], last)
+	if err != nil || base64.StdEncoding.EncodeToString(buf[:n]) != string(last) {
+		return 0
+	}
+	return i + 1
+}
+
+func isBase64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/'
+}
+
+// padding returns how many '=' end enc.
+func padding(enc []byte) int {
+	n := 0
+	for n < 2 && n < len(enc) && enc[len(enc)-1-n] == '=' {
+		n++
+	}
+	return n
 }
 
 // hashString returns the length of the hash string that starts at data[0] (a
@@ -108,6 +166,16 @@ func AppendUnpacked(b, p []byte) ([]byte, bool) {
 			b = append(b, '"')
 		case formHash0x:
 			b = append(b, `"0x`...)
+		case formBase64:
+			n, w := binary.Uvarint(p[2:])
+			if w <= 0 || n == 0 || n > uint64(len(p)-2-w) {
+				return nil, false
+			}
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, p[2+w:2+w+int(n)])
+			b = append(b, '"')
+			p = p[2+w+int(n):]
+			continue
 		default:
 			return nil, false
 		}
