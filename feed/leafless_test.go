@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // TestLeaflessRecords: a record with data is stored without its leaf node
@@ -110,21 +112,7 @@ func TestLeaflessRecords(t *testing.T) {
 	checkFeed(t, l.Read, l.ReadSparse, func(s, e uint64) (*Proof, error) { return l.Proof(s, e, 0) }, orig, isCleared)
 
 	// A replica of it, in another database.
-	db2 := openBadger(t, t.TempDir())
-	defer func() { db2.Close() }()
-	kv2 := newBadgerStorage(db2)
-	rs := OpenReplicas(kv2, PublicKey{9})
-	p, err := l.Proof(0, 100, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, cleared, err := l.ReadSparse(0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.ApplySparse(p, data, cleared); err != nil {
-		t.Fatal(err)
-	}
+	db2, kv2, _ := replicate(t, l, 100)
 	sameRecords(kv2, "replica")
 	for i := range 100 {
 		leaf := LeafHash(orig[i])
@@ -157,14 +145,7 @@ func TestLeaflessFrameFormat(t *testing.T) {
 	if hex.EncodeToString(got) != want {
 		t.Fatalf("leafless frames changed:\ngot  %x\nwant %s", got, want)
 	}
-	var recs [][]byte
-	if _, err := eachFrame(got, 0, func(i uint64, rec []byte, flags uint32) error {
-		r, err := recordOf(i, rec, flags)
-		recs = append(recs, r)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	recs := storedRecords(t, got, 0)
 	if len(recs) != 2 || !bytes.Equal(recs[0], rec0) || !bytes.Equal(recs[1], rec1) {
 		t.Fatalf("read back %x", recs)
 	}
@@ -179,4 +160,41 @@ func TestLeaflessFrameFormat(t *testing.T) {
 	if _, err := recordOf(1, rec1[nodeWireSize:2*nodeWireSize], leaflessRecord); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("leafless record without data: %v", err)
 	}
+}
+
+// replicate stores entries [0, n) of l, with their proof, in a replica in a
+// new database, closed when the test ends.
+func replicate(t *testing.T, l *Log, n uint64) (*badger.DB, *KVStorage, *Replicas) {
+	t.Helper()
+	db := openBadger(t, t.TempDir())
+	t.Cleanup(func() { db.Close() })
+	kv := newBadgerStorage(db)
+	rs := OpenReplicas(kv, PublicKey{9})
+	p, err := l.Proof(0, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, cleared, err := l.ReadSparse(0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.ApplySparse(p, data, cleared); err != nil {
+		t.Fatal(err)
+	}
+	return db, kv, rs
+}
+
+// storedRecords returns the records of stored frames v (entries [first, …))
+// as they were written.
+func storedRecords(t *testing.T, v []byte, first uint64) [][]byte {
+	t.Helper()
+	var recs [][]byte
+	if _, err := eachFrame(v, first, func(i uint64, rec []byte, flags uint32) error {
+		r, err := recordOf(i, rec, flags)
+		recs = append(recs, r)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -86,20 +86,7 @@ func TestPackedRecords(t *testing.T) {
 	}
 
 	// A replica of it, in another database: verified ranges stored packed too.
-	db2 := openBadger(t, t.TempDir())
-	defer func() { db2.Close() }()
-	rs := OpenReplicas(newBadgerStorage(db2), PublicKey{9})
-	p, err := l.Proof(0, 100, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, cleared, err := l.ReadSparse(0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.ApplySparse(p, data, cleared); err != nil {
-		t.Fatal(err)
-	}
+	db2, _, rs := replicate(t, l, 100)
 	back, err := rs.Read(l.Key(), 90, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -131,14 +118,7 @@ func TestPackedFrameFormat(t *testing.T) {
 	if unpacked := packFrames(frames[4+len(nodes)+len(data):], 1); !bytes.Equal(unpacked, frames[4+len(nodes)+len(data):]) {
 		t.Fatal("a record without hashes was rewritten")
 	}
-	var recs [][]byte
-	if _, err := eachFrame(got, 0, func(i uint64, rec []byte, flags uint32) error {
-		r, err := recordOf(i, rec, flags)
-		recs = append(recs, r)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	recs := storedRecords(t, got, 0)
 	if len(recs) != 2 || !bytes.Equal(recs[0], append(bytes.Clone(nodes), data...)) || !bytes.Equal(recs[1][recordHeader(1):], plain) {
 		t.Fatalf("read back %q", recs)
 	}
