@@ -85,6 +85,14 @@ type Storage interface {
 	Delete(key PublicKey) error
 }
 
+// entryReader is a Reader that reads a range of entries more cheaply than
+// their records (KVStorage). eachEntry calls fn for entries [start, end) in
+// order with either the entry's data (data true) or its record, to be read
+// as Records gives it; b is valid only during fn.
+type entryReader interface {
+	eachEntry(key PublicKey, start, end uint64, fn func(i uint64, b []byte, data bool) error) error
+}
+
 // Reader reads one snapshot of a Storage.
 type Reader interface {
 	// State returns the feed's state; ok is false if the feed is unknown.
@@ -186,8 +194,12 @@ func readRoots(r Reader, key PublicKey, length, n uint64) ([]Node, error) {
 // cleared.
 func readEntries(r Reader, key PublicKey, start, end uint64, sparse bool) (out [][]byte, cleared []Cleared, err error) {
 	out = make([][]byte, 0, end-start)
-	err = r.Records(key, start, end, func(i uint64, rec []byte) error {
-		d, isCleared, leaf, err := recordState(i, rec)
+	visit := func(i uint64, b []byte, data bool) error {
+		if data {
+			out = append(out, append([]byte{}, b...))
+			return nil
+		}
+		d, isCleared, leaf, err := recordState(i, b)
 		switch {
 		case err != nil:
 			return err
@@ -200,7 +212,12 @@ func readEntries(r Reader, key PublicKey, start, end uint64, sparse bool) (out [
 			out = append(out, append([]byte{}, d...))
 		}
 		return nil
-	})
+	}
+	if er, ok := r.(entryReader); ok {
+		err = er.eachEntry(key, start, end, visit)
+	} else {
+		err = r.Records(key, start, end, func(i uint64, rec []byte) error { return visit(i, rec, false) })
+	}
 	if err == nil && uint64(len(out)) != end-start {
 		err = fmt.Errorf("entries [%d,%d) of %s: %d found: %w", start, end, key, len(out), ErrCorrupt)
 	}
