@@ -419,19 +419,25 @@ func numbered(d *Daemon) bool {
 // refusedMetric reads crow_store_refused_writes_total from d's /metrics.
 func refusedMetric(t *testing.T, d *Daemon) int {
 	t.Helper()
+	return int(metricValue(t, d, "crow_store_refused_writes_total"))
+}
+
+// metricValue reads the unlabelled metric name from d's /metrics.
+func metricValue(t *testing.T, d *Daemon, name string) float64 {
+	t.Helper()
 	st, body := d.DoRaw("GET", "/metrics")
 	if st != 200 {
 		t.Fatalf("/metrics: %d", st)
 	}
-	m := regexp.MustCompile(`(?m)^crow_store_refused_writes_total (\S+)$`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(body)
 	if m == nil {
-		t.Fatal("no crow_store_refused_writes_total in /metrics")
+		t.Fatalf("no %s in /metrics", name)
 	}
 	v, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return int(v)
+	return v
 }
 
 func countPrefix(m map[string]string, p string) int {
