@@ -218,11 +218,7 @@ func recordOf(i uint64, rec []byte, flags uint32) ([]byte, error) {
 // its leaf node recomputed from the data when leafless (with x, or a new
 // hasher if nil), its data unpacked when packed.
 func unpackRecord(b []byte, x *hasher, i uint64, rec []byte, flags uint32) ([]byte, error) {
-	h := recordHeader(i)
-	stored := h // header bytes stored
-	if flags&leaflessRecord != 0 {
-		stored -= nodeWireSize
-	}
+	h, stored := recordHeader(i), storedHeader(i, flags)
 	if len(rec) < stored || flags&leaflessRecord != 0 && len(rec) == stored {
 		return nil, fmt.Errorf("record %d: %d bytes stored: %w", i, len(rec), ErrCorrupt)
 	}
@@ -230,14 +226,9 @@ func unpackRecord(b []byte, x *hasher, i uint64, rec []byte, flags uint32) ([]by
 	if flags&leaflessRecord != 0 {
 		b = append(b, make([]byte, nodeWireSize)...) // the leaf, set below
 	}
-	b = append(b, rec[:stored]...)
-	if flags&packedRecord != 0 {
-		var ok bool
-		if b, ok = hashpack.AppendUnpacked(b, rec[stored:]); !ok {
-			return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
-		}
-	} else {
-		b = append(b, rec[stored:]...)
+	b, err := appendData(append(b, rec[:stored]...), i, rec[stored:], flags)
+	if err != nil {
+		return nil, err
 	}
 	if flags&leaflessRecord != 0 {
 		if x == nil {
@@ -246,6 +237,28 @@ func unpackRecord(b []byte, x *hasher, i uint64, rec []byte, flags uint32) ([]by
 		data := b[at+h:]
 		leaf := Node{Hash: x.leaf(data), Size: uint64(len(data))}
 		putNode(b[at:], &leaf)
+	}
+	return b, nil
+}
+
+// storedHeader is how many bytes of entry i's record header a stored record
+// with flags holds: all of it, or all but the leaf when leafless.
+func storedHeader(i uint64, flags uint32) int {
+	if flags&leaflessRecord != 0 {
+		return recordHeader(i) - nodeWireSize
+	}
+	return recordHeader(i)
+}
+
+// appendData appends stored data d of entry i's record to b, unpacked when the
+// record is packed.
+func appendData(b []byte, i uint64, d []byte, flags uint32) ([]byte, error) {
+	if flags&packedRecord == 0 {
+		return append(b, d...), nil
+	}
+	b, ok := hashpack.AppendUnpacked(b, d)
+	if !ok {
+		return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
 	}
 	return b, nil
 }
@@ -559,18 +572,14 @@ func (r kvReader) records(key PublicKey, start, end uint64, dataOnly bool, fn fu
 // leaflessData returns the data of stored leafless record rec of entry i,
 // unpacked into b when packed, else a subslice of rec.
 func leaflessData(b []byte, i uint64, rec []byte, flags uint32) ([]byte, error) {
-	stored := recordHeader(i) - nodeWireSize
+	stored := storedHeader(i, flags)
 	if len(rec) <= stored {
 		return nil, fmt.Errorf("record %d: %d bytes stored: %w", i, len(rec), ErrCorrupt)
 	}
 	if flags&packedRecord == 0 {
 		return rec[stored:], nil
 	}
-	d, ok := hashpack.AppendUnpacked(b, rec[stored:])
-	if !ok {
-		return nil, fmt.Errorf("record %d: malformed packed data: %w", i, ErrCorrupt)
-	}
-	return d, nil
+	return appendData(b, i, rec[stored:], flags)
 }
 
 func (r kvReader) Node(key PublicKey, index uint64) (Node, bool, error) {

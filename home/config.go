@@ -69,8 +69,9 @@ type Config struct {
 	MinFreeMB int64 `toml:"min_free_mb"`
 	// MemoryLimitMB is the soft memory limit in MiB crow serve gives the Go runtime
 	// (debug.SetMemoryLimit) when GOMEMLIMIT is not set (0: DefaultMemoryLimitMB on the home,
-	// DefaultSatelliteMemoryLimitMB on a satellite; -1: none, the runtime's default). It is a target for the garbage collector, not a cap: above it
-	// the collector runs more often (up to about half the CPU), nothing fails.
+	// DefaultSatelliteMemoryLimitMB on a satellite; -1: none, the runtime's default). It is a
+	// target for the garbage collector, not a cap: above it the collector runs more often (up
+	// to about half the CPU), nothing fails.
 	MemoryLimitMB int64       `toml:"memory_limit_mb"`
 	Chain         ChainConfig `toml:"chain"`
 }

@@ -72,11 +72,10 @@ func Append(b, data []byte) []byte {
 				continue
 			}
 		}
-		if n := base64String(data); n > 0 {
-			enc := data[1 : n-1]
+		if n, size := base64String(data); n > 0 {
 			b = append(b, Escape, formBase64)
-			b = binary.AppendUvarint(b, uint64(base64.StdEncoding.DecodedLen(len(enc))-padding(enc)))
-			b, _ = base64.StdEncoding.AppendDecode(b, enc)
+			b = binary.AppendUvarint(b, uint64(size))
+			b, _ = base64.StdEncoding.AppendDecode(b, data[1:n-1])
 			data = data[n:]
 			continue
 		}
@@ -86,44 +85,36 @@ func Append(b, data []byte) []byte {
 	return b
 }
 
-// base64String returns the length of the string that starts at data[0] (a
-// quote) if it is canonical standard base64 of at least minBase64 characters
-// (what encoding/json writes for a []byte: re-encoding its bytes gives it
-// back); 0 if it is not.
-func base64String(data []byte) int {
+// base64String returns the length n of the string that starts at data[0] (a
+// quote) and the size of the bytes it encodes if it is canonical standard
+// base64 of at least minBase64 characters (what encoding/json writes for a
+// []byte: re-encoding its bytes gives it back); n is 0 if it is not.
+func base64String(data []byte) (n, size int) {
 	i := 1
 	for i < len(data) && isBase64(data[i]) {
 		i++
 	}
-	for k := 0; k < 2 && i < len(data) && data[i] == '='; k++ {
+	pad := 0
+	for ; pad < 2 && i < len(data) && data[i] == '='; pad++ {
 		i++
 	}
 	enc := data[1:i]
 	if i >= len(data) || data[i] != '"' || len(enc) < minBase64 || len(enc)%4 != 0 {
-		return 0
+		return 0, 0
 	}
 	// Canonical: the bits the padding leaves over are zero, and '=' only
 	// ends the string. Decoding and encoding again says both.
 	var buf [3]byte
 	last := enc[len(enc)-4:]
-	n, err := base64.StdEncoding.Decode(buf[:], last)
-	if err != nil || base64.StdEncoding.EncodeToString(buf[:n]) != string(last) {
-		return 0
+	k, err := base64.StdEncoding.Decode(buf[:], last)
+	if err != nil || base64.StdEncoding.EncodeToString(buf[:k]) != string(last) {
+		return 0, 0
 	}
-	return i + 1
+	return i + 1, len(enc)/4*3 - pad
 }
 
 func isBase64(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/'
-}
-
-// padding returns how many '=' end enc.
-func padding(enc []byte) int {
-	n := 0
-	for n < 2 && n < len(enc) && enc[len(enc)-1-n] == '=' {
-		n++
-	}
-	return n
 }
 
 // hashString returns the length of the hash string that starts at data[0] (a
