@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -260,9 +262,12 @@ func (x *Indexer) catchUp() (int, error) {
 	b := x.ix.bi.NewBatch()
 	var last uint64
 	n := 0
-	seen := map[string]bool{}
 	err := x.db.View(func(txn *store.Txn) error {
-		return txn.ScanQueue(from, limit, func(e store.QueueEntry) error {
+		// The rows changed by these entries, each once, by table; then read
+		// table by table in id order (GetRows: neighbours share a block).
+		ids := map[string][]string{}
+		seen := map[string]bool{}
+		err := txn.ScanQueue(from, limit, func(e store.QueueEntry) error {
 			n++
 			last = e.Seq
 			id := docID(e.Table, e.RowID)
@@ -270,12 +275,23 @@ func (x *Indexer) catchUp() (int, error) {
 				return nil
 			}
 			seen[id] = true
-			row, err := txn.GetRow(e.Table, e.RowID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			ids[e.Table] = append(ids[e.Table], e.RowID)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, table := range slices.Sorted(maps.Keys(ids)) {
+			rows := ids[table]
+			slices.Sort(rows)
+			err := txn.GetRows(table, rows, func(i int, row *store.Row) error {
+				return stageRow(b, table, rows[i], row)
+			})
+			if err != nil {
 				return err
 			}
-			return stageRow(b, e.Table, e.RowID, row)
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("reading change queue from %d: %w", from, err)

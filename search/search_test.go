@@ -634,3 +634,53 @@ func TestOlderMappingIsRebuilt(t *testing.T) {
 		t.Fatalf("newest first after the rebuild: %+v %v", hits, err)
 	}
 }
+
+// TestCatchUpOfManyChangesInOneBatch: one batch of queue entries whose rows the
+// indexer reads in id order (store.GetRows), not queue order: inserts written
+// in descending id order, then updates of some and deletes of others in the
+// same transaction. The index holds each row as it is at the end.
+func TestCatchUpOfManyChangesInOneBatch(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	ix, _ := runIndexer(t, env.DB, filepath.Join(t.TempDir(), "index"))
+	caughtUp(t, env.DB, ix)
+	id := func(i int) string { return fmt.Sprintf("01M984JG29HQ4SPVGG%04d", i) }
+	var muts []store.Mutation
+	for i := 299; i >= 0; i-- {
+		b, _ := json.Marshal(mem{ID: id(i), Content: fmt.Sprintf("first words %d", i), Importance: 1, CreatedAt: t0})
+		muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: id(i), Op: store.OpInsert, Data: b})
+	}
+	var updated, deleted, live []string
+	for i := range 300 {
+		switch {
+		case i%5 == 0:
+			muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: id(i), Op: store.OpDelete})
+			deleted = append(deleted, id(i))
+		case i%3 == 0:
+			b, _ := json.Marshal(mem{ID: id(i), Content: fmt.Sprintf("second thoughts %d", i), Importance: 1, CreatedAt: t0})
+			muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: id(i), Op: store.OpUpdate, Data: b})
+			updated = append(updated, id(i))
+			live = append(live, id(i))
+		default:
+			live = append(live, id(i))
+		}
+	}
+	if _, err := env.Writer.Write(context.Background(), muts...); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, env.DB, ix)
+	if n, _ := ix.Count(); n != uint64(len(live)) {
+		t.Errorf("count %d, want %d live memories", n, len(live))
+	}
+	if got := ids(t, ix, Query{Text: "second thoughts", Limit: 1000}); !slices.Equal(got, updated) {
+		t.Errorf("updated memories found: %v, want %v", got, updated)
+	}
+	first := ids(t, ix, Query{Text: "first words", Limit: 1000})
+	for _, d := range append(slices.Clone(deleted), updated...) {
+		if slices.Contains(first, d) {
+			t.Errorf("%s found by its first content after its update or delete", d)
+		}
+	}
+	if want := len(live) - len(updated); len(first) != want {
+		t.Errorf("%d memories found by their first content, want %d", len(first), want)
+	}
+}
