@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha3"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -327,7 +329,12 @@ func (n *Numberer) readQueue() (queueRead, error) {
 		if q.head, err = txn.QueueSeq(); err != nil || q.head <= n.pos {
 			return err
 		}
+		// The memories changed after the position, each once, in queue order (at most
+		// numberBatch of them); then their rows and numbers, read in id order (GetRows:
+		// a bulk write's rows are neighbours, flushed to tables by the time they are
+		// numbered).
 		seen := map[string]bool{}
+		var ids []string
 		err = txn.ScanQueue(n.pos+1, queueScan, func(e store.QueueEntry) error {
 			if q.last == 0 && e.Seq != n.pos+1 {
 				q.gap = true
@@ -338,11 +345,7 @@ func (n *Numberer) readQueue() (queueRead, error) {
 				return nil
 			}
 			seen[e.RowID] = true
-			a, ok, err := n.candidateTxn(txn, e.RowID, nil)
-			if err != nil || !ok {
-				return err
-			}
-			if q.todo = append(q.todo, a); len(q.todo) == numberBatch {
+			if ids = append(ids, e.RowID); len(ids) == numberBatch {
 				return errBatchFull
 			}
 			return nil
@@ -353,7 +356,30 @@ func (n *Numberer) readQueue() (queueRead, error) {
 		if err == nil && q.last == 0 {
 			q.gap = true // head is past the position, but no entry is left after it
 		}
-		return err
+		if err != nil || q.gap || len(ids) == 0 {
+			return err
+		}
+		rows, err := readRows(txn, store.TableMemories, ids)
+		if err != nil {
+			return err
+		}
+		nums, err := readRows(txn, store.TableMemoryNumbers, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if rows[id] == nil {
+				continue
+			}
+			a, ok, err := n.candidate(txn, id, rows[id], nums[id])
+			if err != nil {
+				return err
+			}
+			if ok {
+				q.todo = append(q.todo, a)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return queueRead{}, fmt.Errorf("reading the change queue after %d: %w", n.pos, err)
@@ -378,6 +404,34 @@ func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assi
 			return assignment{}, false, err
 		}
 	}
+	nr, err := txn.GetRow(store.TableMemoryNumbers, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		nr = nil
+	case err != nil:
+		return assignment{}, false, err
+	}
+	return n.candidate(txn, id, row, nr)
+}
+
+// readRows reads the rows of table with the given ids (in any order) in txn, by id: a
+// missing row is absent from the map. The rows are copies.
+func readRows(txn *store.Txn, table string, ids []string) (map[string]*store.Row, error) {
+	sorted := slices.Sorted(slices.Values(ids))
+	rows := make(map[string]*store.Row, len(ids))
+	err := txn.GetRows(table, sorted, func(i int, r *store.Row) error {
+		if r != nil {
+			r.Data = bytes.Clone(r.Data)
+			rows[sorted[i]] = r
+		}
+		return nil
+	})
+	return rows, err
+}
+
+// candidate is candidateTxn with the memory's row and its memory_numbers row (nil: none)
+// already read in txn.
+func (n *Numberer) candidate(txn *store.Txn, id string, row, nr *store.Row) (assignment, bool, error) {
 	if row.Deleted {
 		return assignment{}, false, nil
 	}
@@ -392,12 +446,8 @@ func (n *Numberer) candidateTxn(txn *store.Txn, id string, row *store.Row) (assi
 		Category: d.Category, Importance: d.Importance, Tags: d.Tags, Source: d.Source,
 		CreatedAt: d.CreatedAt, Origin: d.Origin}}
 	a.size = len(d.Content) + 1024
-	nr, err := txn.GetRow(store.TableMemoryNumbers, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
+	if nr == nil {
 		return a, true, nil // its first version
-	case err != nil:
-		return assignment{}, false, err
 	}
 	var latest numberRow
 	if err := json.Unmarshal(nr.Data, &latest); err != nil || latest.Number == 0 {

@@ -1059,3 +1059,76 @@ func TestNumbererBatchesAStream(t *testing.T) {
 		t.Fatalf("%d numbering writes for %d memories in %v: more than one per linger (%d)", n, writers*each, elapsed, bound)
 	}
 }
+
+// TestNumbererPassOverManyChanges: one pass reads more memories than GetRows
+// reads one by one (new ones, content edits of numbered ones, edits that are
+// not versions, deletes) and numbers each new version once.
+func TestNumbererPassOverManyChanges(t *testing.T) {
+	s, env := newService(t)
+	ctx := context.Background()
+	r := startNumberer(t, env, nil)
+	var first []Memory
+	for i := range 40 {
+		first = append(first, add(t, s, fmt.Sprintf("first batch %d", i)))
+	}
+	before := waitNumbered(t, env.DB, 40)
+	// Stopped once its position is saved at the head: the next pass reads only
+	// what follows, whose queue order is not id order.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		head, _ := env.DB.QueueHead()
+		if pos, _, err := env.DB.ConsumerPos(NumbererConsumer); err == nil && pos == head {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the numberer did not save its position at the queue head")
+		}
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// With the numberer stopped: in this order, new memories, content edits
+	// (new versions), category edits (none) and deletes.
+	var wantOrder []string // memory ids with a new version
+	for i := range 40 {
+		m := add(t, s, fmt.Sprintf("second batch %d", i))
+		wantOrder = append(wantOrder, m.ID)
+		switch j := i % 4; {
+		case i < 20 && j == 0:
+			edit(t, s, first[i].ID, PatchInput{Content: ptr(fmt.Sprintf("first batch %d, edited", i))})
+			wantOrder = append(wantOrder, first[i].ID)
+		case i < 20 && j == 1:
+			edit(t, s, first[i].ID, PatchInput{Category: ptr("decision")})
+		case i < 20 && j == 2:
+			if err := s.Delete(ctx, first[i].ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	startNumberer(t, env, nil)
+	waitCaughtUp(t, env.DB)
+	if hi, err := s.HighestNumber(); err != nil || hi != uint64(40+len(wantOrder)) {
+		t.Fatalf("highest number %d (%v), want %d", hi, err, 40+len(wantOrder))
+	}
+	nums := numbersIn(t, env.DB)
+	given := map[uint64]string{}
+	for _, id := range wantOrder {
+		n := nums[id].Number
+		if n < 41 || n > uint64(40+len(wantOrder)) || given[n] != "" {
+			t.Errorf("memory %s: #%d (also %q), want one of #41–#%d, once", id, n, given[n], 40+len(wantOrder))
+		}
+		given[n] = id
+	}
+	for i := 0; i < 20; i += 4 {
+		v, err := s.GetVersion(ctx, nums[first[i].ID].Number)
+		if err != nil || v.Supersedes == nil || *v.Supersedes != before[first[i].ID].Number {
+			t.Errorf("the edit of %s: %+v %v, want it to supersede #%d", first[i].ID, v, err, before[first[i].ID].Number)
+		}
+		if old, err := s.GetVersion(ctx, before[first[i].ID].Number); err != nil || old.SupersededBy == nil ||
+			*old.SupersededBy != nums[first[i].ID].Number || old.Content != fmt.Sprintf("first batch %d", i) {
+			t.Errorf("#%d after the edit: %+v %v", before[first[i].ID].Number, old, err)
+		}
+		if n := nums[first[i+1].ID].Number; n != before[first[i+1].ID].Number {
+			t.Errorf("a category edit renumbered %s: #%d, was #%d", first[i+1].ID, n, before[first[i+1].ID].Number)
+		}
+	}
+}
