@@ -1,10 +1,11 @@
 'use strict';
-// node summarize.js results/pouch.jsonl results/crow.jsonl
+// node summarize.js results/pouch.jsonl results/crow.jsonl [results/ceiling.jsonl]
 // Prints min / median / max per metric for both systems and the ratio of the
-// medians (crow / PouchDB), as a Markdown table.
+// medians (crow / PouchDB), as a Markdown table; with the third file, the
+// ceiling of a single-memory POST on this machine (crowbench -ceiling).
 const fs = require('fs');
 const read = (f) => fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => !r.error && r.run > 0);
-const [pf, cf] = process.argv.slice(2);
+const [pf, cf, xf] = process.argv.slice(2);
 const P = read(pf || 'results/pouch.jsonl'), C = read(cf || 'results/crow.jsonl');
 
 const stats = (rows, key) => {
@@ -50,6 +51,12 @@ for (const [label, pk, ck, hib] of rows) {
   if (!ps && !cs) continue;
   const ratio = ps && cs ? `${(cs.med / ps.med).toFixed(2)}×${hib ? ' (higher is better)' : ''}` : '';
   console.log(`| ${label} | ${cell(ps)} | ${cell(cs)} | ${ratio} |`);
+}
+const X = xf && fs.existsSync(xf) ? read(xf) : [];
+const xs = stats(X, 'write_per_s'), ws = stats(C, 'write_per_s'), pw = stats(P, 'write_per_s');
+if (xs) {
+  console.log(`\nceiling of a single-memory POST here (crowbench -ceiling: the same 64 connections against a stand-in that decodes each memory and stores nothing), writes /s: ${cell(xs)}` +
+    (ws ? `; crow reaches ${(ws.med / xs.med).toFixed(2)}× of it` : '') + (pw ? `; PouchDB's bulk rate is ${(pw.med / xs.med).toFixed(2)}× of it` : ''));
 }
 console.log('\nper run:');
 for (const r of [...P, ...C]) {

@@ -412,6 +412,14 @@ func ms(d time.Duration) float64   { return float64(d.Microseconds()) / 1000 }
 
 func main() {
 	flag.Parse()
+	if *ceilingServe != "" {
+		serveCeiling(*ceilingServe)
+		return
+	}
+	if *ceiling {
+		ceilingRun()
+		return
+	}
 	if *crowBin == "" {
 		fmt.Fprintln(os.Stderr, "usage: crowbench -crow PATH [-run N] [-n 100000] [-out FILE]")
 		os.Exit(2)
