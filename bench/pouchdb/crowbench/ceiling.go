@@ -109,7 +109,8 @@ func ceilingRun() {
 			fatalf("ceiling: the stand-in did not listen on %s", addr)
 		}
 	}
-	res["system"] = "ceiling"
+	res["system"], res["run"], res["n"], res["started"] = "ceiling", *runID, *n, time.Now().UTC().Format(time.RFC3339)
+	res["c"] = *workers
 	t0 := time.Now()
 	d.writeMany(0, *n, *workers)
 	el := time.Since(t0)
