@@ -37,12 +37,19 @@ func (in *Input) DecodeArgs(raw json.RawMessage) (reflect.Value, error) {
 
 // objectKeys reports which keys of the JSON object raw hold a value other
 // than null (none when raw is not an object).
+// raw is parsed at the first question, if any is asked: most inputs have no field
+// checkGivenZeros asks about (a memory's importance is a pointer), and the parse was
+// 2 % of home's CPU while it took single-memory writes.
 func objectKeys(raw []byte) func(f *Field) bool {
 	var keys map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &keys) != nil {
-		return func(*Field) bool { return false }
-	}
+	parsed := false
 	return func(f *Field) bool {
+		if !parsed {
+			parsed = true
+			if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &keys) != nil {
+				keys = nil
+			}
+		}
 		v, ok := keys[f.Name]
 		return ok && string(bytes.TrimSpace(v)) != "null"
 	}
@@ -55,7 +62,7 @@ func objectKeys(raw []byte) func(f *Field) bool {
 func (in *Input) checkGivenZeros(v reflect.Value, given func(f *Field) bool, s Surface) error {
 	for i := range in.Fields {
 		f := &in.Fields[i]
-		if f.Type.Kind() == reflect.Pointer || !isInt(f.Type) || !given(f) || !v.FieldByIndex(f.Index).IsZero() {
+		if f.Type.Kind() == reflect.Pointer || !isInt(f.Type) || !v.FieldByIndex(f.Index).IsZero() || !given(f) {
 			continue
 		}
 		if (f.Min != nil && *f.Min > 0) || (f.Max != nil && *f.Max < 0) {
