@@ -45,11 +45,11 @@
 // # Transactions: Txn, View and Update
 //
 // Callers never see badger. DB.View and DB.Update hand their fn a *Txn, store's transaction,
-// valid only during fn. Its row methods (GetRow, PutRow, ScanRows, ScanQueue, ObserveLamport,
-// Applied/SetApplied, BeginBatch) read and write store's keyspace; its raw key methods (Get,
-// Set, Delete, Iterate, IterateKeys) serve packages that keep their own data in the database
-// under their own prefixes (feed under f/, the others under n/) and refuse store's prefixes
-// (ErrReservedKey). WriteBatch is the non-atomic bulk variant (feed's large writes).
+// valid only during fn. Its row methods (GetRow, GetRows, PutRow, ScanRows, ScanQueue,
+// ObserveLamport, Applied/SetApplied, BeginBatch) read and write store's keyspace; its raw key
+// methods (Get, Set, Delete, Iterate, IterateKeys) serve packages that keep their own data in
+// the database under their own prefixes (feed under f/, the others under n/) and refuse
+// store's prefixes (ErrReservedKey). WriteBatch is the non-atomic bulk variant (feed's large writes).
 //
 // DB.Update is the one retry loop: it re-runs fn (up to 20 times) when the commit conflicts,
 // and returns ErrConflict if it never got through. Because PutRow allocates a q/ sequence
