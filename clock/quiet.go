@@ -75,6 +75,36 @@ func (q *Quiet) Wait(ctx context.Context) error {
 	}
 }
 
+// WaitIdle is Wait with the caller's own bounds, timed on clk (nil: the system clock): it
+// blocks until the foreground has paused for pause (never touched: at once), until most has
+// passed, until hurry receives (nil: never), or until ctx ends (its error). A nil Quiet
+// returns at once. Background work that runs in steps and must not fall far behind (the
+// search indexer, home's numberer) calls it before each step.
+func (q *Quiet) WaitIdle(ctx context.Context, clk Clock, pause, most time.Duration, hurry <-chan struct{}) error {
+	if q == nil {
+		return nil
+	}
+	clk = Or(clk)
+	deadline := clk.Now().Add(most)
+	for {
+		idle, touched := q.Idle()
+		left := deadline.Sub(clk.Now())
+		if !touched || idle >= pause || left <= 0 {
+			return nil
+		}
+		t := clk.NewTimer(min(pause-idle, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-hurry:
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
 // Idle returns how long ago the last Touch was, and false if there has been
 // none (a nil Quiet: none).
 func (q *Quiet) Idle() (time.Duration, bool) {

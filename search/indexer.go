@@ -26,6 +26,10 @@ const (
 	// search waiting for its own write waits for a small batch.
 	catchUpBatch    = 512
 	maxCatchUpBatch = 8192
+	// maxBatchDocs caps the documents of one bleve batch: a backlog of memories alone (a
+	// peer's writes, with no numbering between them) made batches of 8,192 documents, whose
+	// analysis held three times the heap of the usual mix under a satellite's memory limit.
+	maxBatchDocs = 2048
 	// rebuildBatch is the number of rows per bleve batch during a rebuild.
 	rebuildBatch = 1000
 )
@@ -67,6 +71,9 @@ type Indexer struct {
 	// waiting for a change.
 	idle func()
 }
+
+// errBatchFull ends a queue scan that has read a batch's worth of documents.
+var errBatchFull = errors.New("batch full")
 
 // errNoSpace wraps SpaceCheck's error: the indexer pauses.
 var errNoSpace = errors.New("search index paused")
@@ -110,28 +117,8 @@ const (
 // yield waits, before a batch, for a pause in the foreground work (see
 // Foreground). It returns ctx's error if ctx ends.
 func (x *Indexer) yield(ctx context.Context) error {
-	if x.Foreground == nil {
-		return nil
-	}
-	pause, most := cmp.Or(x.YieldPause, DefaultYieldPause), cmp.Or(x.YieldMax, DefaultYieldMax)
-	deadline := x.clk.Now().Add(most)
-	for {
-		idle, touched := x.Foreground.Idle()
-		left := deadline.Sub(x.clk.Now())
-		if !touched || idle >= pause || left <= 0 {
-			return nil
-		}
-		t := x.clk.NewTimer(min(pause-idle, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-x.ix.hurry:
-			t.Stop()
-			return nil
-		case <-t.C():
-		}
-	}
+	return x.Foreground.WaitIdle(ctx, x.clk, cmp.Or(x.YieldPause, DefaultYieldPause),
+		cmp.Or(x.YieldMax, DefaultYieldMax), x.ix.hurry)
 }
 
 // retryPause is the Indexer's pause after a failed step.
@@ -261,7 +248,7 @@ func (x *Indexer) catchUp() (int, error) {
 	limit := max(x.batch, catchUpBatch)
 	b := x.ix.bi.NewBatch()
 	var last uint64
-	n := 0
+	n, full := 0, false
 	err := x.db.View(func(txn *store.Txn) error {
 		// The rows changed by these entries, each once, by table; then read
 		// table by table in id order (GetRows: neighbours share a block).
@@ -276,8 +263,14 @@ func (x *Indexer) catchUp() (int, error) {
 			}
 			seen[id] = true
 			ids[e.Table] = append(ids[e.Table], e.RowID)
+			if len(seen) == maxBatchDocs {
+				return errBatchFull
+			}
 			return nil
 		})
+		if errors.Is(err, errBatchFull) {
+			full, err = true, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -299,7 +292,7 @@ func (x *Indexer) catchUp() (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if n == limit {
+	if n == limit || full {
 		x.batch = min(2*limit, maxCatchUpBatch)
 	} else {
 		x.batch = catchUpBatch

@@ -684,3 +684,37 @@ func TestCatchUpOfManyChangesInOneBatch(t *testing.T) {
 		t.Errorf("%d memories found by their first content, want %d", len(first), want)
 	}
 }
+
+// TestBacklogOfMemoriesOnly: a backlog of memories with nothing between them (a
+// peer's writes) is indexed in batches of at most maxBatchDocs documents, and
+// whole.
+func TestBacklogOfMemoriesOnly(t *testing.T) {
+	env := storetest.Start(t, t.TempDir())
+	dir := filepath.Join(t.TempDir(), "index")
+	first, stop := runIndexer(t, env.DB, dir)
+	put(t, env.Writer, store.OpInsert, mem{ID: "00first", Content: "before the backlog", CreatedAt: t0})
+	caughtUp(t, env.DB, first)
+	persisted(t, first) // a position on disk: the next start catches up from the queue
+	stop()
+	const n = 3*maxBatchDocs + 100
+	for lo := 0; lo < n; lo += 500 {
+		var muts []store.Mutation
+		for i := lo; i < min(lo+500, n); i++ {
+			id := fmt.Sprintf("01M984JG29HQ4SPVGG%05d", i)
+			b, _ := json.Marshal(mem{ID: id, Content: fmt.Sprintf("backlog item %d", i), Importance: 1 + i%10, CreatedAt: t0})
+			muts = append(muts, store.Mutation{Table: store.TableMemories, RowID: id, Op: store.OpInsert, Data: b})
+		}
+		if _, err := env.Writer.Write(context.Background(), muts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, _ := runIndexer(t, env.DB, dir)
+	caughtUp(t, env.DB, ix)
+	if c, _ := ix.Count(); c != n+1 {
+		t.Fatalf("count %d, want %d", c, n+1)
+	}
+	hits, _ := ix.Search(context.Background(), Query{MinImportance: 10, Limit: 1000})
+	if len(hits) != n/10 {
+		t.Fatalf("importance 10: %d hits, want %d", len(hits), n/10)
+	}
+}
