@@ -124,6 +124,7 @@ func instanceCreatedAt(instanceIDFile string) time.Time {
 // numberer is home's Numberer on the daemon's clock.
 func (d *Daemon) numberer() *memory.Numberer {
 	n := memory.NewNumberer(d.db, d.writer, d.log.With("component", "numbering"))
+	n.Foreground = d.quiet
 	n.Clock = d.clk
 	return n
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha3"
 	"encoding/hex"
@@ -123,6 +124,12 @@ type Numberer struct {
 	// Clock times the linger after a change and the pause after an error (nil:
 	// clock.System). Set it before Serve.
 	Clock clock.Clock
+	// Foreground, if set, is touched by the work the user waits for (API writes,
+	// replication): after every numberYieldEvery memories numbered, the numberer waits
+	// until it has paused for numberYieldPause, numberYieldMax at most, as the search
+	// indexer does. Under a stream of writes numbering then trails them, in passes of
+	// numberBatch, and catches up in the pauses.
+	Foreground *clock.Quiet
 
 	db  *store.DB
 	w   *store.Writer
@@ -134,6 +141,9 @@ type Numberer struct {
 	next  uint64 // number of the next assignment
 	pos   uint64 // last q/ seq consumed
 	saved uint64 // pos as stored in the store
+	// numbered since the last wait for the foreground
+	sinceYield int
+	yieldEvery int // numberYieldEvery, or what a test set
 
 	// hook, if set (tests), is called at the named points; a non-nil error stops Serve,
 	// which returns it: a crash at that point.
@@ -174,7 +184,19 @@ func (n *Numberer) Serve(ctx context.Context) error {
 	n.ready = false
 	for {
 		_, changed := n.db.QueueHead() // before reading q/, so no wake-up is lost
+		if n.sinceYield >= cmp.Or(n.yieldEvery, numberYieldEvery) {
+			n.sinceYield = 0
+			if n.Foreground.WaitIdle(ctx, n.clk, numberYieldPause, numberYieldMax, nil) != nil {
+				if n.ready {
+					if err := n.savePos(); err != nil {
+						n.log.Warn("saving the numbering position", "err", err)
+					}
+				}
+				return nil
+			}
+		}
 		busy, numbered, err := n.step(ctx)
+		n.sinceYield += numbered
 		var stop *stopError
 		switch {
 		case errors.As(err, &stop):
@@ -236,6 +258,16 @@ func (n *Numberer) Serve(ctx context.Context) error {
 const (
 	numberLinger = 20 * time.Millisecond
 	smallPass    = numberBatch / 4
+)
+
+// The numberer's yield to foreground work (Numberer.Foreground): the search indexer's
+// bounds, after every numberYieldEvery memories. Numbering beside a stream of writes took
+// ~10 % of home's CPU; deferred to the pauses, writes went ~20-40 % faster (bulk and single
+// alike; docs/BENCHMARKS.md, session 28).
+const (
+	numberYieldEvery = 2048
+	numberYieldPause = 100 * time.Millisecond
+	numberYieldMax   = time.Second
 )
 
 // step recovers the state if needed, then numbers the memories of the next q/ entries (or

@@ -1132,3 +1132,82 @@ func TestNumbererPassOverManyChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbererYieldsToForeground: after its share of memories the numberer waits
+// for a pause in the foreground (numberYieldPause), numberYieldMax at most
+// under constant touches, on its clock.
+func TestNumbererYieldsToForeground(t *testing.T) {
+	s, env := newService(t)
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fg := clock.NewQuiet(clk, time.Hour, time.Hour) // only Idle is used
+	n := NewNumberer(env.DB, env.Writer, quiet)
+	n.Clock, n.Foreground = clk, fg
+	n.yieldEvery, n.sinceYield = 1, 1 // a wait before every pass
+	idle := make(chan struct{}, 1)
+	n.hook = func(point string) error {
+		if point == "idle" {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	}
+	// A pause: the pass waits numberYieldPause after the last touch.
+	fg.Touch()
+	runNumberer(t, n)
+	clk.BlockUntil(1) // the yield before the first pass
+	add(t, s, "one")
+	clk.Advance(numberYieldPause - time.Millisecond)
+	clk.BlockUntil(1)
+	if nums := numbersIn(t, env.DB); len(nums) != 0 {
+		t.Fatalf("numbered %v before the foreground paused", nums)
+	}
+	clk.Advance(time.Millisecond)
+	waitNumbered(t, env.DB, 1)
+	for {
+		select {
+		case <-idle:
+		default:
+			if len(clk.Pending()) > 0 {
+				clk.Advance(numberYieldPause) // lingers and yields after the pass
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		break
+	}
+
+	// No pause: the pass waits numberYieldMax. "two" is numbered at once (the
+	// first pass after an idle numberer does not wait); before the next pass the
+	// numberer yields, and "three", written then, waits under constant touches.
+	add(t, s, "two")
+	for len(numbersIn(t, env.DB)) < 2 {
+		if len(clk.Pending()) > 0 {
+			clk.Advance(numberLinger)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.BlockUntil(1) // the linger after a small pass
+	fg.Touch()
+	clk.Advance(numberLinger)
+	clk.BlockUntil(1) // the yield
+	fg.Touch()
+	start := clk.Now()
+	add(t, s, "three")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(numbersIn(t, env.DB)) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not numbered after %v of the fake clock", clk.Since(start))
+		}
+		if len(clk.Pending()) == 0 { // between timers, or numbering
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		clk.Advance(50 * time.Millisecond)
+		fg.Touch()
+	}
+	if took := clk.Since(start); took < numberYieldMax-100*time.Millisecond || took > numberYieldMax+100*time.Millisecond {
+		t.Fatalf("numbered %v after the change under constant touches, want about numberYieldMax (%v)", took, numberYieldMax)
+	}
+}
