@@ -843,11 +843,9 @@ func BenchmarkNumberer100k(b *testing.B) {
 
 // TestNumbererLingersOnItsClock: after a change the Numberer waits
 // numberLinger on its clock, then numbers the burst in one pass.
-func TestNumbererLingersOnItsClock(t *testing.T) {
-	s, env := newService(t)
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	n := NewNumberer(env.DB, env.Writer, quiet)
-	n.Clock = clk
+// signalIdle sets n's hook to signal on the returned channel (capacity 1) each
+// time n, caught up, waits for a change.
+func signalIdle(n *Numberer) <-chan struct{} {
 	idle := make(chan struct{}, 1)
 	n.hook = func(point string) error {
 		if point == "idle" {
@@ -858,6 +856,15 @@ func TestNumbererLingersOnItsClock(t *testing.T) {
 		}
 		return nil
 	}
+	return idle
+}
+
+func TestNumbererLingersOnItsClock(t *testing.T) {
+	s, env := newService(t)
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	n := NewNumberer(env.DB, env.Writer, quiet)
+	n.Clock = clk
+	idle := signalIdle(n)
 	runNumberer(t, n)
 	<-idle // caught up, waiting for a change
 
@@ -1143,16 +1150,7 @@ func TestNumbererYieldsToForeground(t *testing.T) {
 	n := NewNumberer(env.DB, env.Writer, quiet)
 	n.Clock, n.Foreground = clk, fg
 	n.yieldEvery, n.sinceYield = 1, 1 // a wait before every pass
-	idle := make(chan struct{}, 1)
-	n.hook = func(point string) error {
-		if point == "idle" {
-			select {
-			case idle <- struct{}{}:
-			default:
-			}
-		}
-		return nil
-	}
+	idle := signalIdle(n)
 	// A pause: the pass waits numberYieldPause after the last touch.
 	fg.Touch()
 	runNumberer(t, n)
