@@ -1154,10 +1154,18 @@ func TestNumbererYieldsToForeground(t *testing.T) {
 	// A pause: the pass waits numberYieldPause after the last touch.
 	fg.Touch()
 	runNumberer(t, n)
-	clk.BlockUntil(1) // the yield before the first pass
+	waitTimer := func(what string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if clk.BlockUntilContext(ctx, 1) != nil {
+			t.Fatalf("the numberer is not waiting on its clock (%s)", what)
+		}
+	}
+	waitTimer("the yield before the first pass")
 	add(t, s, "one")
 	clk.Advance(numberYieldPause - time.Millisecond)
-	clk.BlockUntil(1)
+	waitTimer("the rest of the yield")
 	if nums := numbersIn(t, env.DB); len(nums) != 0 {
 		t.Fatalf("numbered %v before the foreground paused", nums)
 	}
@@ -1176,27 +1184,25 @@ func TestNumbererYieldsToForeground(t *testing.T) {
 		break
 	}
 
-	// No pause: the pass waits numberYieldMax. "two" is numbered at once (the
-	// first pass after an idle numberer does not wait); before the next pass the
-	// numberer yields, and "three", written then, waits under constant touches.
+	// No pause: under constant touches (every 50 ms of the fake clock) "two" is
+	// numbered at once (the first pass after an idle numberer does not wait);
+	// the numberer then yields before its next pass, and "three", written as soon
+	// as "two" is numbered, waits numberYieldMax.
+	fg.Touch()
 	add(t, s, "two")
-	for len(numbersIn(t, env.DB)) < 2 {
-		if len(clk.Pending()) > 0 {
-			clk.Advance(numberLinger)
+	var twoAt time.Time
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		nums := len(numbersIn(t, env.DB))
+		if nums >= 2 && twoAt.IsZero() {
+			twoAt = clk.Now()
+			add(t, s, "three")
 		}
-		time.Sleep(time.Millisecond)
-	}
-	clk.BlockUntil(1) // the linger after a small pass
-	fg.Touch()
-	clk.Advance(numberLinger)
-	clk.BlockUntil(1) // the yield
-	fg.Touch()
-	start := clk.Now()
-	add(t, s, "three")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(numbersIn(t, env.DB)) < 3 {
+		if nums >= 3 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not numbered after %v of the fake clock", clk.Since(start))
+			t.Fatalf("%d numbered after %v of the fake clock", nums, clk.Since(twoAt))
 		}
 		if len(clk.Pending()) == 0 { // between timers, or numbering
 			time.Sleep(time.Millisecond)
@@ -1205,7 +1211,7 @@ func TestNumbererYieldsToForeground(t *testing.T) {
 		clk.Advance(50 * time.Millisecond)
 		fg.Touch()
 	}
-	if took := clk.Since(start); took < numberYieldMax-100*time.Millisecond || took > numberYieldMax+100*time.Millisecond {
-		t.Fatalf("numbered %v after the change under constant touches, want about numberYieldMax (%v)", took, numberYieldMax)
+	if took := clk.Since(twoAt); took < numberYieldMax-150*time.Millisecond || took > numberYieldMax+200*time.Millisecond {
+		t.Fatalf("\"three\" numbered %v after \"two\" under constant touches, want about numberYieldMax (%v)", took, numberYieldMax)
 	}
 }
