@@ -57,37 +57,30 @@ func (q *Quiet) Wait(ctx context.Context) error {
 	}
 	start := q.clk.Now()
 	defer func() { q.waited.Add(int64(q.clk.Since(start))) }()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		idle, touched := q.since()
-		if !touched {
-			return nil
-		}
-		waited := q.clk.Since(start)
-		if idle >= q.pause || waited >= q.maxDefer {
-			return nil
-		}
-		if err := Wait(ctx, q.clk, min(q.pause-idle, q.maxDefer-waited)); err != nil {
-			return err
-		}
-	}
+	return q.wait(ctx, q.clk, q.pause, q.maxDefer, nil)
 }
 
 // WaitIdle is Wait with the caller's own bounds, timed on clk (nil: the system clock): it
 // blocks until the foreground has paused for pause (never touched: at once), until most has
 // passed, until hurry receives (nil: never), or until ctx ends (its error). A nil Quiet
 // returns at once. Background work that runs in steps and must not fall far behind (the
-// search indexer, home's numberer) calls it before each step.
+// search indexer, home's numberer) calls it before each step. Its time is not counted in
+// Waited.
 func (q *Quiet) WaitIdle(ctx context.Context, clk Clock, pause, most time.Duration, hurry <-chan struct{}) error {
 	if q == nil {
 		return nil
 	}
-	clk = Or(clk)
+	return q.wait(ctx, Or(clk), pause, most, hurry)
+}
+
+// wait is Wait's and WaitIdle's loop.
+func (q *Quiet) wait(ctx context.Context, clk Clock, pause, most time.Duration, hurry <-chan struct{}) error {
 	deadline := clk.Now().Add(most)
 	for {
-		idle, touched := q.Idle()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idle, touched := q.since()
 		left := deadline.Sub(clk.Now())
 		if !touched || idle >= pause || left <= 0 {
 			return nil

@@ -187,12 +187,7 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		if n.sinceYield >= cmp.Or(n.yieldEvery, numberYieldEvery) {
 			n.sinceYield = 0
 			if n.Foreground.WaitIdle(ctx, n.clk, numberYieldPause, numberYieldMax, nil) != nil {
-				if n.ready {
-					if err := n.savePos(); err != nil {
-						n.log.Warn("saving the numbering position", "err", err)
-					}
-				}
-				return nil
+				return n.stopped()
 			}
 		}
 		busy, numbered, err := n.step(ctx)
@@ -202,12 +197,7 @@ func (n *Numberer) Serve(ctx context.Context) error {
 		case errors.As(err, &stop):
 			return stop.err
 		case ctx.Err() != nil:
-			if n.ready {
-				if err := n.savePos(); err != nil {
-					n.log.Warn("saving the numbering position", "err", err)
-				}
-			}
-			return nil
+			return n.stopped()
 		case errors.Is(err, store.ErrExists):
 			n.log.Warn("a memory was numbered under the numberer; re-reading", "err", err)
 			n.ready = false
@@ -251,6 +241,16 @@ func (n *Numberer) Serve(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// stopped ends Serve when its ctx has ended: the position is saved if it is known.
+func (n *Numberer) stopped() error {
+	if n.ready {
+		if err := n.savePos(); err != nil {
+			n.log.Warn("saving the numbering position", "err", err)
+		}
+	}
+	return nil
 }
 
 // numberLinger is how long the numberer waits after a change before numbering, and after
