@@ -87,3 +87,45 @@ func TestTableBuilderKeepsOnlyCompressedBlocks(t *testing.T) {
 		t.Fatalf("the table holds %d of the %d entries added", i, len(kvs))
 	}
 }
+
+// TestTableIndexBuilderIsSizedForTheIndex builds small tables and counts what building them
+// allocated: upstream's index builder started at a fixed 3 MiB per table (a 2 MiB table's
+// index is tens of KiB), 1.2 GB of a satellite's allocations in a 200k sync
+// (third_party/badger/CROW.md).
+func TestTableIndexBuilderIsSizedForTheIndex(t *testing.T) {
+	pool := z.NewAllocatorPool(1) // as the daemon's badger: builders reuse their allocator
+	defer pool.Release()
+	opts := table.Options{
+		AllocPool:          pool,
+		BlockSize:          32 << 10,
+		TableSize:          2 << 20,
+		BloomFalsePositive: 0.01,
+		Compression:        options.Snappy,
+		ChkMode:            options.OnTableAndBlockRead,
+	}
+	dir := t.TempDir()
+	const tables, entries = 16, 2000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for n := range tables {
+		b := table.NewTableBuilder(opts)
+		for i := range entries {
+			b.Add(y.KeyWithTs(fmt.Appendf(nil, "t/memories/%04d%022d", n, i), 1), y.ValueStruct{Value: []byte(`{"content":"x"}`)}, 0)
+		}
+		tbl, err := table.CreateTable(filepath.Join(dir, fmt.Sprintf("%06d.sst", n+1)), b)
+		b.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tbl.KeyCount(); got != entries {
+			t.Fatalf("table %d holds %d keys, want %d", n, got, entries)
+		}
+		_ = tbl.DecrRef()
+	}
+	runtime.ReadMemStats(&after)
+	per := float64(after.TotalAlloc-before.TotalAlloc) / tables / (1 << 20)
+	t.Logf("building a table of %d entries allocated %.2f MiB", entries, per)
+	if per > 2 {
+		t.Errorf("building a table of %d small entries allocated %.2f MiB: is the index builder back to a fixed 3 MiB (third_party/badger/table/builder.go, buildIndex)?", entries, per)
+	}
+}

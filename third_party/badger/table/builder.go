@@ -634,7 +634,15 @@ func (b *Builder) compressData(dst, data []byte) ([]byte, error) {
 }
 
 func (b *Builder) buildIndex(bloom []byte) ([]byte, uint32) {
-	builder := fbs.NewBuilder(3 << 20)
+	// crow: sized for what the index holds (the bloom filter, and each block's
+	// base key with its offset and length: 4-byte aligned vectors of bytes and
+	// tables of a few fields), not a fixed 3 MiB. A 2 MiB table's index is
+	// tens of KiB; the builder grows by doubling if the estimate falls short.
+	size := len(bloom) + 256
+	for _, bl := range b.blockList {
+		size += len(bl.baseKey) + 48
+	}
+	builder := fbs.NewBuilder(size)
 
 	boList, dataSize := b.writeBlockOffsets(builder)
 	// Write block offset vector the the idxBuilder.
