@@ -148,15 +148,22 @@ func TestTrimmerKeepsMappedPagesNearBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	waitMappedUnder(t, dir, 16<<10, 5*time.Second, "writing 48 MB with a 4 MiB budget")
+}
+
+// waitMappedUnder waits (up to within) for badger's mapped files in dir to have less than
+// limitKB resident, and fails the test naming what was done (after) if they do not.
+func waitMappedUnder(t *testing.T, dir string, limitKB int64, within time.Duration, after string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		n := mappedRSSKB(t, dir)
-		if n < 16<<10 {
-			t.Logf("badger's mapped files resident: %d KiB after writing 48 MB", n)
-			break
+		kb := mappedRSSKB(t, dir)
+		if kb < limitKB {
+			t.Logf("badger's mapped files resident: %d KiB after %s", kb, after)
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("badger's mapped files still %d KiB resident after writing 48 MB with a 4 MiB budget", n)
+			t.Fatalf("badger's mapped files still %d KiB resident after %s", kb, after)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -213,16 +220,5 @@ func TestTrimmerDefaultBudget(t *testing.T) {
 		}
 		time.Sleep(3 * trimInterval) // the trimmer looks between the chunks
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		kb := mappedRSSKB(t, dir)
-		if kb < 12<<10 {
-			t.Logf("badger's mapped files resident: %d KiB after reading 48 MB", kb)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("badger's mapped files still %d KiB resident after reading 48 MB of tables with the default budget", kb)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitMappedUnder(t, dir, 12<<10, 3*time.Second, "reading 48 MB of tables with the default budget")
 }
