@@ -186,9 +186,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumLevelZeroTables(8).
 		WithNumLevelZeroTablesStall(16).
 		// Level 0 is compacted into a base level of at least 64 MiB (badger:
-		// 10), so a store of 64–640 MiB is two levels under level 0, not
+		// 10), so a store of 100–640 MiB is two levels under level 0, not
 		// three: in a 200k first sync the satellite wrote 1.48–1.50 GB to
-		// disk instead of 1.78–1.82, with less of its CPU (docs/BENCHMARKS.md,
+		// disk instead of 1.76–1.82, with less of its CPU (docs/BENCHMARKS.md,
 		// session 29).
 		WithBaseLevelSize(64 << 20).
 		WithBaseTableSize(2 << 20).
