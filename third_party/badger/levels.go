@@ -969,7 +969,11 @@ func (s *levelsController) compactBuildTables(
 	}
 
 	res := make(chan *table.Table, 3)
-	inflightBuilders := y.NewThrottle(8 + len(cd.splits))
+	builders := 8
+	if n := s.kv.opt.NumCompactionBuilders; n > 0 {
+		builders = n // crow patch: see Options.NumCompactionBuilders
+	}
+	inflightBuilders := y.NewThrottle(builders + len(cd.splits))
 	for _, kr := range cd.splits {
 		// Initiate Do here so we can register the goroutines for buildTables too.
 		if err := inflightBuilders.Do(); err != nil {
@@ -1114,7 +1118,11 @@ func (s *levelsController) addSplits(cd *compactDef) {
 	// In an edge case, 142 tables in bottom led to 48 splits. That's too many splits, because it
 	// then uses up a lot of memory for table builder.
 	// We should keep it so we have at max 5 splits.
-	width := int(math.Ceil(float64(len(cd.bot)) / 5.0))
+	maxSplits := 5
+	if n := s.kv.opt.NumCompactionSplits; n > 0 {
+		maxSplits = n // crow patch: see Options.NumCompactionSplits
+	}
+	width := int(math.Ceil(float64(len(cd.bot)) / float64(maxSplits)))
 	if width < 3 {
 		width = 3
 	}

@@ -78,6 +78,12 @@ type Options struct {
 	LmaxCompaction       bool
 	ZSTDCompressionLevel int
 
+	// NumCompactionSplits bounds the key ranges one compaction builds in
+	// parallel, and NumCompactionBuilders the tables it finishes and writes at
+	// once beside them (0: 5 and 8, upstream's constants). crow patch.
+	NumCompactionSplits   int
+	NumCompactionBuilders int
+
 	// When set, checksum will be validated for each entry read from the value log file.
 	VerifyValueChecksum bool
 
@@ -597,6 +603,15 @@ func (opt Options) WithValueLogFileSize(val int64) Options {
 // The default value of ValueLogMaxEntries is one million (1000000).
 func (opt Options) WithValueLogMaxEntries(val uint32) Options {
 	opt.ValueLogMaxEntries = val
+	return opt
+}
+
+// WithCompactionWidth sets NumCompactionSplits and NumCompactionBuilders
+// (crow patch): at most splits key ranges of one compaction are built in
+// parallel, and at most builders finished tables are written at once beside
+// them. Each holds a table's blocks in memory; 0 keeps upstream's 5 and 8.
+func (opt Options) WithCompactionWidth(splits, builders int) Options {
+	opt.NumCompactionSplits, opt.NumCompactionBuilders = splits, builders
 	return opt
 }
 
