@@ -29,7 +29,11 @@ const (
 	// maxBatchDocs caps the documents of one bleve batch: a backlog of memories alone (a
 	// peer's writes, with no numbering between them) made batches of 8,192 documents, whose
 	// analysis held three times the heap of the usual mix under a satellite's memory limit.
-	maxBatchDocs = 2048
+	// 512, not 2,048: a batch's analysis is held in the heap until its segment is built, and
+	// while a satellite indexes a first sync its heap is at its limit; with 512 the sync of
+	// 200k was searchable ~1.7 s sooner on average with ~8 % less of the satellite's CPU, and
+	// issue 13's load did not move (docs/BENCHMARKS.md, session 30).
+	maxBatchDocs = 512
 	// rebuildBatch is the number of rows per bleve batch during a rebuild.
 	rebuildBatch = 1000
 )
