@@ -207,9 +207,8 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		// there are cores (badger: 5), and finishes at most as many tables
 		// at once beside them (badger: 8): each holds a table's blocks in
 		// memory, and on a 2-core machine the extra builders only waited.
-		// In a 200k first sync the satellite's live heap while applying
-		// fell from ~140 to ~100 MB and it used ~7 % less CPU
-		// (docs/BENCHMARKS.md, session 30).
+		// In a 200k first sync the satellite collected about half as often
+		// and used ~8 % less CPU (docs/BENCHMARKS.md, session 30).
 		WithCompactionWidth(compactionWidth(runtime.GOMAXPROCS(0))).
 		WithNumGoroutines(2).
 		// badger's expvar counters (bloom hits, gets, bytes per level): one
