@@ -45,6 +45,24 @@ func incompressible(n, i int, stream uint64) []byte {
 	return b
 }
 
+// setValues writes keys x/0000000 … x/<n-1> with val(j), per keys to a transaction.
+func setValues(t *testing.T, db *DB, n, per int, val func(j int) []byte) {
+	t.Helper()
+	for i := 0; i < n; i += per {
+		err := db.Update(context.Background(), func(txn *Txn) error {
+			for j := i; j < min(i+per, n); j++ {
+				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), val(j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // mappedRSSKB sums the Rss of this process's mappings of files under dir
 // (/proc/self/smaps).
 func mappedRSSKB(t *testing.T, dir string) int64 { return mappedRSSOf(t, dir, "") }
@@ -85,19 +103,7 @@ func TestPageOutMapped(t *testing.T) {
 	// in the value log, and not shrunk by the tables' compression.
 	val := func(i int) []byte { return incompressible(70_000, i, 1) }
 	const n = 400 // 28 MB
-	for i := 0; i < n; i += 20 {
-		err := db.Update(context.Background(), func(txn *Txn) error {
-			for j := i; j < i+20; j++ {
-				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), val(j)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	setValues(t, db, n, 20, val)
 	before := mappedRSSKB(t, dir)
 	if before < 20<<10 {
 		t.Fatalf("only %d KiB of badger's files resident after writing 28 MB", before)
@@ -135,19 +141,7 @@ func TestTrimmerKeepsMappedPagesNearBudget(t *testing.T) {
 	dir, db := openMapped(t, Options{MappedBudget: 4 << 20})
 	defer db.Close()
 	v := bytes.Repeat([]byte("v"), 8<<10)
-	for i := 0; i < 6000; i += 100 { // 48 MB
-		err := db.Update(context.Background(), func(txn *Txn) error {
-			for j := i; j < i+100; j++ {
-				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	setValues(t, db, 6000, 100, func(int) []byte { return v }) // 48 MB
 	waitMappedUnder(t, dir, 16<<10, 5*time.Second, "writing 48 MB with a 4 MiB budget")
 }
 
@@ -176,23 +170,15 @@ func TestTrimmerDefaultBudget(t *testing.T) {
 	dir, db := openMapped(t, Options{MappedBudget: -1})
 	rng := rand.New(rand.NewPCG(3, 4))
 	v := make([]byte, 8<<10)
-	const n, chunk = 6000, 1000 // 48 MB written and read back, 8 MB at a time
-	for i := 0; i < n; i += 100 {
-		err := db.Update(context.Background(), func(txn *Txn) error {
-			for j := i; j < i+100; j++ {
-				for k := range v { // incompressible: the tables hold every byte
-					v[k] = byte(rng.Uint32())
-				}
-				if err := txn.Set([]byte(fmt.Sprintf("x/%07d", j)), v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	const size, n, chunk = 8 << 10, 6000, 1000 // 48 MB written and read back, 8 MB at a time
+	// Every key is set to v, refilled with random bytes first; a transaction keeps the
+	// slice it is given, so the 100 keys of one transaction commit v's last fill.
+	setValues(t, db, n, 100, func(int) []byte {
+		for k := range v {
+			v[k] = byte(rng.Uint32())
 		}
-	}
+		return v
+	})
 	if err := db.Close(); err != nil { // memtables flushed: every key is in a table
 		t.Fatal(err)
 	}
@@ -209,8 +195,8 @@ func TestTrimmerDefaultBudget(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if !ok || len(got) != len(v) {
-					return fmt.Errorf("x/%07d: %d bytes (found %v), want %d", j, len(got), ok, len(v))
+				if !ok || len(got) != size {
+					return fmt.Errorf("x/%07d: %d bytes (found %v), want %d", j, len(got), ok, size)
 				}
 			}
 			return nil
