@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/crow-sync/crow/internal/hashpack"
+	"github.com/crow-sync/crow/internal/parallel"
 )
 
 // KVTxn is one transaction of the key-value database a KVStorage keeps feeds in (in the
@@ -312,6 +313,10 @@ func packFrames(v []byte, first uint64) []byte {
 	return out
 }
 
+// minParallelChunks is the fewest chunks (of up to 16 entries) per core worth packing
+// beside the caller's goroutine.
+const minParallelChunks = 8
+
 func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Batch) error {
 	if len(b.Records) > 0 {
 		// One key per chunk touched, holding the records [from, i]; nothing
@@ -321,6 +326,14 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Bat
 		if frames == nil {
 			frames = frameRecords(b.Records)
 		}
+		// The chunks touched, then each packed (on every core when there are many:
+		// a bulk write's), then written in order.
+		type chunk struct {
+			from   uint64
+			at, to int
+			v      []byte
+		}
+		var chunks []chunk
 		end := b.Start + uint64(len(b.Records))
 		from, at, to := b.Start, 0, 0
 		for j, rec := range b.Records {
@@ -329,10 +342,18 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Bat
 			if (i+1)%chunkEntries != 0 && i+1 != end {
 				continue
 			}
-			if err := set(chunkKey(b.Key, from), packFrames(frames[at:to:to], from)); err != nil {
-				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, from, err)
-			}
+			chunks = append(chunks, chunk{from: from, at: at, to: to})
 			from, at = i+1, to
+		}
+		parallel.Range(len(chunks), minParallelChunks, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				chunks[c].v = packFrames(frames[chunks[c].at:chunks[c].to:chunks[c].to], chunks[c].from)
+			}
+		})
+		for _, c := range chunks {
+			if err := set(chunkKey(b.Key, c.from), c.v); err != nil {
+				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, c.from, err)
+			}
 		}
 	}
 	for i := range b.Nodes {

@@ -7,11 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crow-sync/crow/internal/parallel"
 	"github.com/crow-sync/crow/store"
 )
 
 // MaxBulk caps the memories of one AddMany call.
 const MaxBulk = 1000
+
+// minParallelItems is the fewest items of a call per core worth preparing beside the
+// caller's goroutine.
+const minParallelItems = 128
 
 // ItemError is one refused item of a bulk call: its index and why.
 type ItemError struct {
@@ -52,30 +57,47 @@ func (s *Service) AddMany(ctx context.Context, ins []CreateInput) ([]Memory, err
 	now := s.now().UTC()
 	at := now.Truncate(time.Millisecond)
 	rows := make([]rowData, len(ins))
+	errs := make([]error, len(ins))
+	muts := make([]store.Mutation, len(rows))
+	// Validation, the content hash and the row's JSON are each item's own: on every
+	// core for a large call. Ids are taken in order after, so they sort as the items.
+	parallel.Range(len(ins), minParallelItems, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rows[i], errs[i] = ins[i].normalize()
+		}
+	})
 	var bad []ItemError
-	for i, in := range ins {
-		d, err := in.normalize()
+	for i, err := range errs {
 		if err != nil {
 			bad = append(bad, ItemError{Index: i, Err: err})
-			continue
 		}
-		d.ID = newID(now)
-		d.Origin = s.w.InstanceID()
-		d.CreatedAt, d.UpdatedAt = at, at
-		rows[i] = d
 	}
 	if len(bad) > 0 {
 		return nil, &BulkError{Items: bad}
 	}
-	muts := make([]store.Mutation, len(rows))
+	origin := s.w.InstanceID()
+	for i := range rows {
+		d := &rows[i]
+		d.ID = newID(now)
+		d.Origin = origin
+		d.CreatedAt, d.UpdatedAt = at, at
+	}
 	out := make([]Memory, len(rows))
-	for i, d := range rows {
-		b, err := json.Marshal(d)
+	parallel.Range(len(rows), minParallelItems, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b, err := json.Marshal(rows[i])
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			muts[i] = store.Mutation{Table: store.TableMemories, RowID: rows[i].ID, Op: store.OpInsert, Data: b}
+			out[i] = rows[i].memory()
+		}
+	})
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		muts[i] = store.Mutation{Table: store.TableMemories, RowID: d.ID, Op: store.OpInsert, Data: b}
-		out[i] = d.memory()
 	}
 	if _, err := s.commit(ctx, muts...); err != nil {
 		return nil, fmt.Errorf("adding %d memories: %w", len(rows), err)

@@ -79,16 +79,30 @@ func (db *DB) Get(table, rowID string) (*Row, error) {
 
 // putRowSeq writes row's envelope and its q/ record at seq into txn.
 func putRowSeq(txn *badger.Txn, row *Row, seq uint64) error {
+	b, err := encodeRowFor(row)
+	if err != nil {
+		return err
+	}
+	return putEncodedRow(txn, row, b, seq)
+}
+
+// encodeRowFor checks row's table and id and returns its stored form (putEncodedRow's b).
+func encodeRowFor(row *Row) ([]byte, error) {
 	if !ValidTable(row.Table) {
-		return fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, row.Table)
 	}
 	if !validRowID(row.RowID) {
-		return fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
+		return nil, fmt.Errorf("%w: bad row id %q", ErrInvalidMutation, row.RowID)
 	}
 	b, err := encodeRow(nil, row)
 	if err != nil {
-		return fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
+		return nil, fmt.Errorf("encoding row %s/%s: %w", row.Table, row.RowID, err)
 	}
+	return b, nil
+}
+
+// putEncodedRow is putRowSeq with the row already encoded (b, from encodeRowFor).
+func putEncodedRow(txn *badger.Txn, row *Row, b []byte, seq uint64) error {
 	if err := txn.Set(rowKey(row.Table, row.RowID), b); err != nil {
 		return fmt.Errorf("writing row %s/%s: %w", row.Table, row.RowID, txnErr(err))
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	sjson "github.com/segmentio/encoding/json"
+
+	"github.com/crow-sync/crow/internal/parallel"
 )
 
 // Journal is the local feed as the write path sees it (the daemon adapts the feed package's
@@ -269,10 +271,18 @@ func (w *Writer) write(ctx context.Context, one bool, muts []Mutation) ([]Row, e
 	if len(muts) == 0 {
 		return nil, nil
 	}
+	// Each mutation's check (its data parsed as a JSON object) is its own: on every
+	// core for a large call; the first refusal in order is returned.
+	errs := make([]error, len(muts))
+	parallel.Range(len(muts), minParallelEncode, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			errs[i] = validateMutation(&muts[i])
+		}
+	})
 	size := 0
 	for i := range muts {
-		if err := validateMutation(&muts[i]); err != nil {
-			return nil, err
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		size += len(muts[i].Data) + len(muts[i].RowID)
 	}
@@ -483,15 +493,28 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	if len(writes) == 0 {
 		return outs, nil, 0, nil
 	}
+	// Each row's stored form and change record are pure functions of the row: a large
+	// batch (a bulk write) encodes them on every core, then writes them in order.
+	encoded := make([][]byte, len(writes))
 	records := make([][]byte, len(writes))
+	errs := make([]error, len(writes))
+	parallel.Range(len(writes), minParallelEncode, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			pw := writes[j]
+			if encoded[j], errs[j] = encodeRowFor(pw.row); errs[j] != nil {
+				continue
+			}
+			records[j], errs[j] = changeFor(pw.row, pw.op).Marshal()
+		}
+	})
 	for j, pw := range writes {
-		if err := putRowSeq(txn, pw.row, pw.row.Seq); err != nil {
+		if errs[j] != nil {
+			return nil, nil, 0, errs[j]
+		}
+		if err := putEncodedRow(txn, pw.row, encoded[j], pw.row.Seq); err != nil {
 			return nil, nil, 0, err
 		}
 		t.countMove(pw.old, pw.row)
-		if records[j], err = changeFor(pw.row, pw.op).Marshal(); err != nil {
-			return nil, nil, 0, err
-		}
 	}
 	if len(entries) < len(records) {
 		grouped := make([][]byte, 0, len(entries))
@@ -518,6 +541,10 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	}
 	return outs, commit, len(writes), nil
 }
+
+// minParallelEncode is the fewest writes per core worth encoding beside the writer's
+// goroutine (a bulk write's 1,000 are; a group of single writes mostly is not).
+const minParallelEncode = 128
 
 // maxBatchEntry bounds the records one batch entry holds, in bytes (about two memories'
 // numbering). The feed stores up to 16 entries under one key (a bulk write's chunk): a
