@@ -145,20 +145,6 @@ func (s *KVStorage) stage(txn KVTxn, b *Batch) error {
 	return s.stageState(txn, b)
 }
 
-// frameRecords returns recs framed as in Batch.Frames.
-func frameRecords(recs [][]byte) []byte {
-	n := 0
-	for _, r := range recs {
-		n += 4 + len(r)
-	}
-	out := make([]byte, 0, n)
-	for _, r := range recs {
-		out = binary.BigEndian.AppendUint32(out, uint32(len(r)))
-		out = append(out, r...)
-	}
-	return out
-}
-
 // chunkKey returns the key of the records of a write that starts at entry
 // first: chunk first/16's base if first starts it, else its part at first%16.
 func chunkKey(key PublicKey, first uint64) []byte {
@@ -281,36 +267,43 @@ const (
 	recordFlags    = packedRecord | leaflessRecord
 )
 
-// packFrames returns the framed records v of entries [first, …) as they are
-// stored: each record with data without its leaf node (leaflessRecord) and
-// with its data packed when hashpack shortens it (packedRecord).
-func packFrames(v []byte, first uint64) []byte {
-	out := make([]byte, 0, len(v))
+// packRecords returns recs, the records of entries [first, …), framed as they are
+// stored under one chunk key: uint32BE(len|flags) ‖ record, each record with data
+// without its leaf node (leaflessRecord) and with its data packed when hashpack
+// shortens it (packedRecord).
+func packRecords(recs [][]byte, first uint64) []byte {
+	n := 0
+	for _, r := range recs {
+		n += 4 + len(r)
+	}
+	out := make([]byte, 0, n)
 	var scratch []byte
 	x := newHasher()
-	for i, o := first, 0; o < len(v); i++ {
-		l := int(binary.BigEndian.Uint32(v[o:]))
-		rec := v[o+4 : o+4+l]
-		o += 4 + l
-		h := recordHeader(i)
-		if len(rec) <= h {
-			out = binary.BigEndian.AppendUint32(out, uint32(l))
-			out = append(out, rec...)
-			continue
-		}
-		head, data := rec[:h], rec[h:]
-		var flags uint32
-		if leaf, err := recordNode(i, rec, 0); err == nil && leaf.Size == uint64(len(data)) && leaf.Hash == x.leaf(data) {
-			head, flags = head[nodeWireSize:], leaflessRecord
-		}
-		scratch = hashpack.Append(scratch[:0], data)
-		if len(scratch) < len(data) {
-			data, flags = scratch, flags|packedRecord
-		}
-		out = binary.BigEndian.AppendUint32(out, uint32(len(head)+len(data))|flags)
-		out = append(append(out, head...), data...)
+	for j, rec := range recs {
+		out = packRecord(out, &scratch, x, first+uint64(j), rec)
 	}
 	return out
+}
+
+// packRecord appends record i (rec) to out as packRecords stores it.
+func packRecord(out []byte, scratch *[]byte, x *hasher, i uint64, rec []byte) []byte {
+	l := len(rec)
+	h := recordHeader(i)
+	if len(rec) <= h {
+		out = binary.BigEndian.AppendUint32(out, uint32(l))
+		return append(out, rec...)
+	}
+	head, data := rec[:h], rec[h:]
+	var flags uint32
+	if leaf, err := recordNode(i, rec, 0); err == nil && leaf.Size == uint64(len(data)) && leaf.Hash == x.leaf(data) {
+		head, flags = head[nodeWireSize:], leaflessRecord
+	}
+	*scratch = hashpack.Append((*scratch)[:0], data)
+	if len(*scratch) < len(data) {
+		data, flags = *scratch, flags|packedRecord
+	}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(head)+len(data))|flags)
+	return append(append(out, head...), data...)
 }
 
 // minParallelChunks is the fewest chunks (of up to 16 entries) per core worth packing
@@ -321,33 +314,28 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Bat
 	if len(b.Records) > 0 {
 		// One key per chunk touched, holding the records [from, i]; nothing
 		// stored before b.Start is read or rewritten. The KV keeps the
-		// values until commit; frames is never modified.
-		frames := b.Frames
-		if frames == nil {
-			frames = frameRecords(b.Records)
-		}
+		// values until commit; b's records and frames are never modified.
 		// The chunks touched, then each packed (on every core when there are many:
 		// a bulk write's), then written in order.
 		type chunk struct {
-			from   uint64
-			at, to int
-			v      []byte
+			from uint64
+			j, k int // records [j, k) of b
+			v    []byte
 		}
 		var chunks []chunk
 		end := b.Start + uint64(len(b.Records))
-		from, at, to := b.Start, 0, 0
-		for j, rec := range b.Records {
-			to += 4 + len(rec)
+		from, j0 := b.Start, 0
+		for j := range b.Records {
 			i := b.Start + uint64(j)
 			if (i+1)%chunkEntries != 0 && i+1 != end {
 				continue
 			}
-			chunks = append(chunks, chunk{from: from, at: at, to: to})
-			from, at = i+1, to
+			chunks = append(chunks, chunk{from: from, j: j0, k: j + 1})
+			from, j0 = i+1, j+1
 		}
 		parallel.Range(len(chunks), minParallelChunks, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
-				chunks[c].v = packFrames(frames[chunks[c].at:chunks[c].to:chunks[c].to], chunks[c].from)
+				chunks[c].v = packRecords(b.Records[chunks[c].j:chunks[c].k], chunks[c].from)
 			}
 		})
 		for _, c := range chunks {

@@ -139,7 +139,7 @@ func TestLeaflessFrameFormat(t *testing.T) {
 	putNode(rec1, &leaf1)
 	putNode(rec1[nodeWireSize:], &parent)
 	rec1 = append(rec1, data1...)
-	got := packFrames(frameRecords([][]byte{rec0, rec1}), 0)
+	got := packRecords([][]byte{rec0, rec1}, 0)
 	want := "c0000028" + hex.EncodeToString([]byte(`{"h":`)) + "ff01" + strings.Repeat("5a", 32) + "7d" +
 		"4000002d" + hex.EncodeToString(rec1[nodeWireSize:])
 	if hex.EncodeToString(got) != want {
@@ -153,7 +153,7 @@ func TestLeaflessFrameFormat(t *testing.T) {
 	// A first node that is not the data's leaf is kept.
 	wrong := bytes.Clone(rec0)
 	wrong[0] ^= 1
-	if got := packFrames(frameRecords([][]byte{wrong}), 0); binary.BigEndian.Uint32(got)&leaflessRecord != 0 {
+	if got := packRecords([][]byte{wrong}, 0); binary.BigEndian.Uint32(got)&leaflessRecord != 0 {
 		t.Fatalf("a record whose leaf is not its data's was stored leafless: %x", got)
 	}
 	// A leafless record without data cannot be restored.

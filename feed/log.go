@@ -2,7 +2,6 @@ package feed
 
 import (
 	"crypto/ed25519"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -90,14 +89,14 @@ const minParallelLeaves = 128
 
 // buildLocked hashes entries onto the current tree and signs the new head.
 // It changes nothing in l but scratch space; the returned roots are fresh.
-// The records are framed (Batch.Frames) in one allocation.
+// The records are made in one allocation.
 func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 	start := l.head.Length
 	size := 0
 	for j, e := range entries {
-		size += 4 + recordHeader(start+uint64(j)) + len(e)
+		size += recordHeader(start+uint64(j)) + len(e)
 	}
-	frames := make([]byte, size)
+	buf := make([]byte, size)
 	recs := make([][]byte, len(entries))
 	// The leaves' hashes first, on every core for a large batch (a bulk write's).
 	leaves := make([][HashSize]byte, len(entries))
@@ -119,19 +118,18 @@ func (l *Log) buildLocked(entries [][]byte) (*Batch, []Node) {
 		// push cannot fail for leaves: sizes are real lengths.
 		_ = w.push(Node{Index: 2 * i, Size: uint64(len(e)), Hash: leaves[j]})
 		n := recordHeader(i) + len(e)
-		binary.BigEndian.PutUint32(frames[off:], uint32(n))
-		rec := frames[off+4 : off+4+n : off+4+n]
+		rec := buf[off : off+n : off+n]
 		for d := range w.made {
 			putNode(rec[d*nodeWireSize:], &w.made[d])
 		}
 		copy(rec[recordHeader(i):], e)
 		recs[j] = rec
-		off += 4 + n
+		off += n
 	}
 	roots := append([]Node(nil), w.stack...)
 	h := Head{Key: l.key, Length: start + uint64(len(entries)), TreeHash: w.x.tree(roots)}
 	h.sign(l.priv)
-	b := &Batch{Key: l.key, Start: start, Records: recs, Frames: frames, State: &State{Head: h, Length: h.Length}}
+	b := &Batch{Key: l.key, Start: start, Records: recs, State: &State{Head: h, Length: h.Length}}
 	return b, roots
 }
 

@@ -107,19 +107,19 @@ func TestPackedFrameFormat(t *testing.T) {
 	nodes := bytes.Repeat([]byte{0xff}, recordHeader(0)) // node bytes are never escaped
 	data := []byte(`{"h":"` + strings.Repeat("5a", 32) + `"}`)
 	plain := []byte(`{"h":"short"}`)
-	frames := frameRecords([][]byte{append(bytes.Clone(nodes), data...), append(bytes.Repeat([]byte{1}, recordHeader(1)), plain...)})
-	got := packFrames(frames, 0)
+	recs := [][]byte{append(bytes.Clone(nodes), data...), append(bytes.Repeat([]byte{1}, recordHeader(1)), plain...)}
+	got := packRecords(recs, 0)
 	want := hex.EncodeToString(binary.BigEndian.AppendUint32(nil, uint32(len(nodes)+5+34+1)|1<<31)) +
 		hex.EncodeToString(nodes) + hex.EncodeToString([]byte(`{"h":`)) + "ff01" + strings.Repeat("5a", 32) + "7d" +
-		hex.EncodeToString(frames[4+len(nodes)+len(data):])
+		hex.EncodeToString(binary.BigEndian.AppendUint32(nil, uint32(len(recs[1])))) + hex.EncodeToString(recs[1])
 	if hex.EncodeToString(got) != want {
 		t.Fatalf("packed frames changed:\ngot  %x\nwant %s", got, want)
 	}
-	if unpacked := packFrames(frames[4+len(nodes)+len(data):], 1); !bytes.Equal(unpacked, frames[4+len(nodes)+len(data):]) {
+	if unpacked, want := packRecords(recs[1:], 1), binary.BigEndian.AppendUint32(nil, uint32(len(recs[1]))); !bytes.Equal(unpacked, append(want, recs[1]...)) {
 		t.Fatal("a record without hashes was rewritten")
 	}
-	recs := storedRecords(t, got, 0)
-	if len(recs) != 2 || !bytes.Equal(recs[0], append(bytes.Clone(nodes), data...)) || !bytes.Equal(recs[1][recordHeader(1):], plain) {
-		t.Fatalf("read back %q", recs)
+	stored := storedRecords(t, got, 0)
+	if len(stored) != 2 || !bytes.Equal(stored[0], recs[0]) || !bytes.Equal(stored[1][recordHeader(1):], plain) {
+		t.Fatalf("read back %q", stored)
 	}
 }

@@ -52,12 +52,6 @@ type Batch struct {
 	// Records are entry records (see the record layout in storage.go);
 	// ownership passes to the storage, callers must not modify them.
 	Records [][]byte
-	// Frames, if not nil, holds Records back to back, each framed as
-	// uint32BE(len) ‖ record, and Records alias it. That is the encoding
-	// KVStorage keeps (the records of a chunk under one key), so it stores
-	// slices of Frames instead of copying the records; other storages
-	// ignore it.
-	Frames []byte
 	// Nodes are verified nodes beyond the stored entries (a replica's head
 	// may be longer than its entries), kept so proofs can be served.
 	Nodes []Node

@@ -343,7 +343,7 @@ func (n *Node) handleEvent(ev transport.Event) {
 		n.log.Info("peer disconnected", "peer", ev.Peer)
 		n.m.PeerDown(now, toMachine(ev.Peer))
 	case transport.EventMessage:
-		msg, err := wire.Decode(ev.Payload)
+		msg, err := wire.DecodeOwned(ev.Payload) // the payload is the receiver's (transport.Event)
 		if err != nil {
 			n.security(ev.Peer, FeedKey{}, "protocol", "undecodable message", err)
 			_ = n.cfg.Transport.Disconnect(ev.Peer)

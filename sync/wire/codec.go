@@ -114,14 +114,22 @@ func appendBytes(b, v []byte) []byte {
 }
 
 // Decode parses a payload produced by Encode. The result does not alias p.
-func Decode(p []byte) (Message, error) {
+func Decode(p []byte) (Message, error) { return decode(p, false) }
+
+// DecodeOwned is Decode for a caller that owns p and never modifies it again (a frame
+// read for it alone): the result's byte fields (entries, signatures) are slices of p,
+// each capped at its own length, instead of copies. A replica's range is most of a
+// satellite's first sync; its entries were copied once more here.
+func DecodeOwned(p []byte) (Message, error) { return decode(p, true) }
+
+func decode(p []byte, owned bool) (Message, error) {
 	if len(p) < 2 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(p))
 	}
 	if p[0] != Version {
 		return nil, fmt.Errorf("%w: %d", ErrVersion, p[0])
 	}
-	d := decoder{b: p[2:]}
+	d := decoder{b: p[2:], owned: owned}
 	var m Message
 	switch p[1] {
 	case TypeHeads:
@@ -209,8 +217,9 @@ func Decode(p []byte) (Message, error) {
 
 // decoder reads fixed fields; once it runs short it sets bad and returns zeros.
 type decoder struct {
-	b   []byte
-	bad bool
+	b     []byte
+	bad   bool
+	owned bool // bytes returns slices of b (DecodeOwned)
 }
 
 func (d *decoder) take(n int) []byte {
@@ -270,6 +279,9 @@ func (d *decoder) bytes() []byte {
 	v := d.take(int(n))
 	if v == nil {
 		return nil
+	}
+	if d.owned {
+		return v[:len(v):len(v)]
 	}
 	return append(make([]byte, 0, len(v)), v...)
 }

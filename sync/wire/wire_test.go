@@ -61,7 +61,43 @@ func TestGolden(t *testing.T) {
 			if !reflect.DeepEqual(m, g.msg) {
 				t.Fatalf("Decode = %#v, want %#v", m, g.msg)
 			}
+			m, err = DecodeOwned(raw)
+			if err != nil {
+				t.Fatalf("DecodeOwned: %v", err)
+			}
+			if !reflect.DeepEqual(m, g.msg) {
+				t.Fatalf("DecodeOwned = %#v, want %#v", m, g.msg)
+			}
 		})
+	}
+}
+
+// DecodeOwned's byte fields are the payload's own bytes, each capped at its length: an
+// append to one entry cannot run into the next. Decode's are copies.
+func TestDecodeOwnedAliasesCapped(t *testing.T) {
+	msg := &Data{ReqID: 9, Range: Range{Head: Head{Feed: key(1), Length: 2, Signed: []byte{5}},
+		Entries: [][]byte{[]byte("first"), []byte("second")}, Proof: []byte{1}}}
+	p := Encode(msg)
+	m, err := DecodeOwned(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := m.(*Data).Range.Entries
+	_ = append(es[0], "XXXXXX"...)
+	if string(es[1]) != "second" {
+		t.Fatalf("an append to entry 0 wrote into entry 1: %q", es[1])
+	}
+	es[0][0] = 'F'
+	if !bytes.Contains(p, []byte("First")) {
+		t.Fatal("DecodeOwned's entry is not the payload's bytes")
+	}
+	c, err := Decode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.(*Data).Range.Entries[1][0] = 'S'
+	if !bytes.Contains(p, []byte("second")) {
+		t.Fatal("Decode's entry aliases the payload")
 	}
 }
 
