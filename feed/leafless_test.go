@@ -44,39 +44,7 @@ func TestLeaflessRecords(t *testing.T) {
 	}
 	sameRecords := func(st Storage, what string) {
 		t.Helper()
-		n := l.Head().Length
-		err := st.View(func(r Reader) error {
-			return mem.View(func(m Reader) error {
-				for i := range n {
-					got, err := r.Record(l.Key(), i)
-					if err != nil {
-						return err
-					}
-					want, err := m.Record(l.Key(), i)
-					if err != nil {
-						return err
-					}
-					if !bytes.Equal(got, want) {
-						t.Fatalf("%s: record %d read back as %x, want %x", what, i, got, want)
-					}
-				}
-				i := uint64(0)
-				return r.Records(l.Key(), 0, n, func(j uint64, rec []byte) error {
-					want, err := m.Record(l.Key(), j)
-					if err != nil {
-						return err
-					}
-					if j != i || !bytes.Equal(rec, want) {
-						t.Fatalf("%s: Records gave record %d as %x, want %d: %x", what, j, rec, i, want)
-					}
-					i++
-					return nil
-				})
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		checkSameRecords(t, what, st, mem, l.Key(), l.Head().Length)
 	}
 	leafStored := func(i int) bool {
 		t.Helper()
@@ -197,4 +165,42 @@ func storedRecords(t *testing.T, v []byte, first uint64) [][]byte {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// checkSameRecords fails t unless st holds records [0, n) of feed key as ref does, read one
+// at a time and as a run (Reader.Records).
+func checkSameRecords(t *testing.T, what string, st, ref Storage, key PublicKey, n uint64) {
+	t.Helper()
+	err := st.View(func(r Reader) error {
+		return ref.View(func(m Reader) error {
+			for i := range n {
+				got, err := r.Record(key, i)
+				if err != nil {
+					return err
+				}
+				want, err := m.Record(key, i)
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: record %d read back as %x, want %x", what, i, got, want)
+				}
+			}
+			i := uint64(0)
+			return r.Records(key, 0, n, func(j uint64, rec []byte) error {
+				want, err := m.Record(key, j)
+				if err != nil {
+					return err
+				}
+				if j != i || !bytes.Equal(rec, want) {
+					t.Fatalf("%s: Records gave record %d as %x, want %d: %x", what, j, rec, i, want)
+				}
+				i++
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -44,27 +44,7 @@ func TestLargeBatchSameAsOneByOne(t *testing.T) {
 		t.Fatalf("head after a large batch: length %d tree %x; one by one: length %d tree %x",
 			hb.Length, hb.TreeHash, ho.Length, ho.TreeHash)
 	}
-	err = kv.View(func(r Reader) error {
-		return mem.View(func(m Reader) error {
-			for i := range uint64(len(entries)) {
-				got, err := r.Record(big.Key(), i)
-				if err != nil {
-					return err
-				}
-				want, err := m.Record(one.Key(), i)
-				if err != nil {
-					return err
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("record %d: %x, one by one %x", i, got, want)
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkSameRecords(t, "a large batch against one by one", kv, mem, big.Key(), uint64(len(entries)))
 	got, err := big.Read(0, uint64(len(entries)))
 	if err != nil {
 		t.Fatal(err)
