@@ -280,30 +280,26 @@ func packRecords(recs [][]byte, first uint64) []byte {
 	var scratch []byte
 	x := newHasher()
 	for j, rec := range recs {
-		out = packRecord(out, &scratch, x, first+uint64(j), rec)
+		i := first + uint64(j)
+		h := recordHeader(i)
+		if len(rec) <= h {
+			out = binary.BigEndian.AppendUint32(out, uint32(len(rec)))
+			out = append(out, rec...)
+			continue
+		}
+		head, data := rec[:h], rec[h:]
+		var flags uint32
+		if leaf, err := recordNode(i, rec, 0); err == nil && leaf.Size == uint64(len(data)) && leaf.Hash == x.leaf(data) {
+			head, flags = head[nodeWireSize:], leaflessRecord
+		}
+		scratch = hashpack.Append(scratch[:0], data)
+		if len(scratch) < len(data) {
+			data, flags = scratch, flags|packedRecord
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(head)+len(data))|flags)
+		out = append(append(out, head...), data...)
 	}
 	return out
-}
-
-// packRecord appends record i (rec) to out as packRecords stores it.
-func packRecord(out []byte, scratch *[]byte, x *hasher, i uint64, rec []byte) []byte {
-	l := len(rec)
-	h := recordHeader(i)
-	if len(rec) <= h {
-		out = binary.BigEndian.AppendUint32(out, uint32(l))
-		return append(out, rec...)
-	}
-	head, data := rec[:h], rec[h:]
-	var flags uint32
-	if leaf, err := recordNode(i, rec, 0); err == nil && leaf.Size == uint64(len(data)) && leaf.Hash == x.leaf(data) {
-		head, flags = head[nodeWireSize:], leaflessRecord
-	}
-	*scratch = hashpack.Append((*scratch)[:0], data)
-	if len(*scratch) < len(data) {
-		data, flags = *scratch, flags|packedRecord
-	}
-	out = binary.BigEndian.AppendUint32(out, uint32(len(head)+len(data))|flags)
-	return append(append(out, head...), data...)
 }
 
 // minParallelChunks is the fewest chunks (of up to 16 entries) per core worth packing
@@ -313,10 +309,10 @@ const minParallelChunks = 8
 func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Batch) error {
 	if len(b.Records) > 0 {
 		// One key per chunk touched, holding the records [from, i]; nothing
-		// stored before b.Start is read or rewritten. The KV keeps the
-		// values until commit; b's records and frames are never modified.
-		// The chunks touched, then each packed (on every core when there are many:
-		// a bulk write's), then written in order.
+		// stored before b.Start is read or rewritten. The chunks are found, then
+		// each packed (on every core when there are many: a bulk write's, a
+		// replica's range), then written in order. The KV keeps the values until
+		// commit; b's records are never modified.
 		type chunk struct {
 			from uint64
 			j, k int // records [j, k) of b
