@@ -314,29 +314,27 @@ func (s *KVStorage) stageData(set func(k, v []byte) error, iter iterFunc, b *Bat
 		// replica's range), then written in order. The KV keeps the values until
 		// commit; b's records are never modified.
 		type chunk struct {
-			from uint64
-			j, k int // records [j, k) of b
-			v    []byte
+			j, k int    // records [j, k) of b: entries b.Start+j …
+			v    []byte // packed
 		}
 		var chunks []chunk
 		end := b.Start + uint64(len(b.Records))
-		from, j0 := b.Start, 0
+		j0 := 0
 		for j := range b.Records {
-			i := b.Start + uint64(j)
-			if (i+1)%chunkEntries != 0 && i+1 != end {
-				continue
+			if i := b.Start + uint64(j); (i+1)%chunkEntries == 0 || i+1 == end {
+				chunks = append(chunks, chunk{j: j0, k: j + 1})
+				j0 = j + 1
 			}
-			chunks = append(chunks, chunk{from: from, j: j0, k: j + 1})
-			from, j0 = i+1, j+1
 		}
 		parallel.Range(len(chunks), minParallelChunks, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
-				chunks[c].v = packRecords(b.Records[chunks[c].j:chunks[c].k], chunks[c].from)
+				chunks[c].v = packRecords(b.Records[chunks[c].j:chunks[c].k], b.Start+uint64(chunks[c].j))
 			}
 		})
 		for _, c := range chunks {
-			if err := set(chunkKey(b.Key, c.from), c.v); err != nil {
-				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, c.from, err)
+			from := b.Start + uint64(c.j)
+			if err := set(chunkKey(b.Key, from), c.v); err != nil {
+				return fmt.Errorf("writing entries of %s at %d: %w", b.Key, from, err)
 			}
 		}
 	}
