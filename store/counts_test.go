@@ -190,6 +190,7 @@ func TestCountsMatchScan(t *testing.T) {
 	wr := startWriterOn(t, db)
 	ctx := context.Background()
 	errBoom := errors.New("boom")
+	var reached RowCounts
 	for round := range 60 {
 		switch round % 4 {
 		case 0, 1: // local writes, several callers at once
@@ -253,9 +254,15 @@ func TestCountsMatchScan(t *testing.T) {
 			}
 		}
 		checkCountsMatch(t, db, fmt.Sprintf("round %d", round))
+		// Which states the rows were in after some round (a later round may forget
+		// every tombstone a seed made: the end alone is not the test's coverage).
+		c, _ := db.CountRows(TableMemories)
+		reached.Live = max(reached.Live, c.Live)
+		reached.Deleted = max(reached.Deleted, c.Deleted)
+		reached.Forgotten = max(reached.Forgotten, c.Forgotten)
 	}
-	if c, _ := db.CountRows(TableMemories); c.Live == 0 || c.Deleted == 0 || c.Forgotten == 0 {
-		t.Errorf("the random writes did not reach every state: %+v", c)
+	if c := reached; c.Live == 0 || c.Deleted == 0 || c.Forgotten == 0 {
+		t.Errorf("the random writes did not reach every state (most rows seen in each): %+v", c)
 	}
 	if n := rec.rebuilds(); n != 1 {
 		t.Errorf("%d rebuilds for a new store, want 1", n)
