@@ -69,7 +69,11 @@ func newDaemon(t testing.TB, name string) *daemon {
 		d.stop()
 		if t.Failed() {
 			d.mu.Lock()
-			t.Logf("---- log of %s (last 20000 bytes) ----\n%s", d.name, tail(d.log.String(), 20000))
+			n := 20000
+			if strings.Contains(d.log.String(), "SIGQUIT: quit") {
+				n = 400000 // a hung start's goroutine stacks (signal)
+			}
+			t.Logf("---- log of %s (last %d bytes) ----\n%s", d.name, n, tail(d.log.String(), n))
 			d.mu.Unlock()
 		}
 	})
@@ -194,9 +198,16 @@ func (d *daemon) signal(sig syscall.Signal) {
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		d.t.Errorf("%s: did not exit within 60s of %v", d.name, sig)
+		// SIGQUIT first: the Go runtime writes every goroutine's stack to the
+		// daemon's log (printed when the test fails), which shows where it hung.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		d.t.Errorf("%s: did not exit within 60s of %v (goroutine stacks from SIGQUIT in its log)", d.name, sig)
 	}
 	d.mu.Lock()
 	d.cmd = nil
