@@ -187,27 +187,52 @@ func TestQueuedCommitsShareOneWALSync(t *testing.T) {
 		}
 	})
 	defer y.SetDataSyncHook(nil)
-	set := func(k string) error {
-		return db.Update(ctx, func(txn *Txn) error { return txn.Set([]byte("x/"+k), []byte(k)) })
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release) // a failed test must not leave a write held
+		}
+	}()
+	// The 20 transactions begin before the first commit: a read-write transaction
+	// begun while a commit is being written waits for it (its read timestamp), so
+	// begun later they would queue there, not behind the WAL sync, and reach the
+	// write goroutine one by one as the scheduler woke them.
+	const n = 20
+	var returned atomic.Int32
+	began := make(chan struct{}, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			err := db.Update(ctx, func(txn *Txn) error {
+				if err := txn.Set([]byte("x/"+strconv.Itoa(i)), []byte("v")); err != nil {
+					return err
+				}
+				began <- struct{}{}
+				<-held
+				return nil
+			})
+			returned.Add(1)
+			errs <- err
+		}()
+	}
+	for range n {
+		select {
+		case <-began:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the queued transactions never began")
+		}
 	}
 	first := make(chan error, 1)
-	go func() { first <- set("first") }()
+	go func() {
+		first <- db.Update(ctx, func(txn *Txn) error { return txn.Set([]byte("x/first"), []byte("v")) })
+	}()
 	select {
 	case <-held:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first commit never reached its WAL sync")
 	}
-	// 20 commits queue behind the held sync.
-	const n = 20
-	var returned atomic.Int32
-	errs := make(chan error, n)
-	for i := range n {
-		go func() {
-			err := set(strconv.Itoa(i))
-			returned.Add(1)
-			errs <- err
-		}()
-	}
+	// The 20 commit now, behind the held sync.
 	time.Sleep(200 * time.Millisecond)
 	if r := returned.Load(); r != 0 {
 		t.Fatalf("%d commits returned while the WAL sync before them was held", r)
