@@ -46,7 +46,7 @@ func (d *Daemon) buildCheckpointer(ch anchor.Chain, log *slog.Logger) (*anchor.C
 	if info.ChainID == dev.ChainID && strings.EqualFold(info.Contract, dev.Contract) {
 		return nil, fmt.Errorf("[chain.checkpoint] points at the anchoring chain itself (chain %d, contract %s): checkpoints go to another chain", info.ChainID, info.Contract)
 	}
-	d.onClose(ch.Close)
+	d.onClose("checkpoint log", ch.Close)
 	cp := anchor.NewCheckpointer(anchor.CheckpointerConfig{DB: d.db, Writer: d.writer, Chain: ch, Clock: d.clk,
 		Interval: cc.Interval.Std(), Confirmations: cc.ConfirmationsOrDefault(), RPCURL: cc.PublicRPCURL, Logger: log})
 	d.homeOnly = append(d.homeOnly, service{"checkpoints", cp.Serve})

@@ -134,7 +134,7 @@ type Daemon struct {
 	clk     clock.Clock
 	getenv  func(string) string
 	metrics *prometheus.Registry
-	closers []func() error // what New opened, closed in reverse order
+	closers []closer // what New opened, closed in reverse order
 	served  bool
 	// quiet is touched by foreground work (API writes, replication) and
 	// paces home's anchoring transactions into its pauses.
@@ -249,15 +249,30 @@ func (d *Daemon) build(deps Deps) error {
 	return nil
 }
 
-// onClose registers f to run when the daemon closes (last registered, first
-// run).
-func (d *Daemon) onClose(f func() error) { d.closers = append(d.closers, f) }
+// onClose registers f, named what, to run when the daemon closes (last
+// registered, first run).
+func (d *Daemon) onClose(what string, f func() error) {
+	d.closers = append(d.closers, closer{what, f})
+}
 
-// close runs the closers and returns the first error.
+// closer is one part the daemon releases when it closes.
+type closer struct {
+	what  string
+	close func() error
+}
+
+// close runs the closers and returns the first error. A closer that takes
+// longer than stopReportEvery is logged by name while it runs.
 func (d *Daemon) close() error {
 	var first error
-	for _, f := range slices.Backward(d.closers) {
-		if err := f(); err != nil && first == nil {
+	for _, c := range slices.Backward(d.closers) {
+		began := time.Now()
+		slow := time.AfterFunc(stopReportEvery, func() {
+			d.log.Warn("still closing", "part", c.what, "since", time.Since(began).Round(time.Second))
+		})
+		err := c.close()
+		slow.Stop()
+		if err != nil && first == nil {
 			first = err
 		}
 	}

@@ -27,7 +27,7 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 		Clock:  d.clk,
 		Logger: d.log.With("component", "federation"),
 	})
-	d.onClose(d.fed.Close)
+	d.onClose("federation", d.fed.Close)
 
 	chain, err := openChain(context.Background(), d.log)
 	if err != nil {
@@ -35,7 +35,7 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 	}
 	if chain != nil {
 		d.chain = chain
-		d.onClose(chain.Close)
+		d.onClose("chain", chain.Close)
 		info := chain.Info()
 		d.log.Info("anchoring chain", "kind", info.Kind, "chain_id", info.ChainID, "contract", info.Contract, "account", info.Account)
 	}
@@ -43,7 +43,7 @@ func (d *Daemon) buildEdges(openChain func(ctx context.Context, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("gateway listen on %s: %w", d.cfg.Settings.Listen, err)
 	}
-	d.onClose(func() error { d.ln.Close(); return nil }) // closed by the gateway when it served
+	d.onClose("gateway listener", func() error { d.ln.Close(); return nil }) // closed by the gateway when it served
 	d.gatewayURL = d.cfg.Settings.GatewayURL
 	if d.gatewayURL == "" {
 		d.gatewayURL = "http://" + d.ln.Addr().String()

@@ -110,7 +110,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 			d.summaries.Kick()
 		}
 	})
-	d.onClose(func() error { unsubscribe(); return nil })
+	d.onClose("gateway subscription", func() error { unsubscribe(); return nil })
 
 	// The embedded chain's JSON-RPC, public and read-only, where packets
 	// say it is (publicChainRPC). An RPC backend's rpc_url is never
@@ -125,7 +125,7 @@ func (d *Daemon) buildGateway(kickAnchoring func()) error {
 	if err != nil {
 		return err
 	}
-	d.onClose(replayLog.Close)
+	d.onClose("replay log", replayLog.Close)
 
 	d.gw = gateway.New(gateway.Config{
 		Logger:          d.log,

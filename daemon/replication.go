@@ -112,7 +112,7 @@ func (d *Daemon) buildReplication(open func(TransportConfig) (Transport, error))
 	if err != nil {
 		return fmt.Errorf("sync listen on %s: %w", listen, err)
 	}
-	d.onClose(d.tr.Close)
+	d.onClose("sync transport", d.tr.Close)
 	d.node, err = crowsync.NewNode(crowsync.Config{
 		Transport: d.tr, Feeds: withTestHooks(d.log, d.getenv, d.syncFeeds), Self: crowsync.FeedKey(d.own.Key()),
 		Clock: d.clk, Logger: d.log, Registerer: d.metrics, OnTraffic: d.quiet.Touch,

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/crow-sync/crow/anchor"
 	"github.com/crow-sync/crow/search"
@@ -18,9 +20,15 @@ type service struct {
 	serve func(ctx context.Context) error
 }
 
+// stopReportEvery is how often a stop that has not finished logs the services
+// still running (a variable for tests).
+var stopReportEvery = 10 * time.Second
+
 // runServices runs every service until ctx is done or one of them fails; then
 // it cancels the rest and waits for all of them. A service returning nil
 // before shutdown counts as a failure: daemon parts run until told to stop.
+// While the stop takes longer than stopReportEvery, it logs which services
+// have not returned yet, so a daemon that does not exit says what holds it.
 func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -28,7 +36,23 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
+		running  = make(map[string]bool, len(svcs))
 	)
+	for _, s := range svcs {
+		running[s.name] = true
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go reportSlowStop(ctx, done, log, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		names := make([]string, 0, len(running))
+		for n := range running {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	})
 	fail := func(err error) {
 		mu.Lock()
 		if firstErr == nil {
@@ -40,6 +64,9 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 	for _, s := range svcs {
 		wg.Go(func() {
 			err := s.serve(ctx)
+			mu.Lock()
+			delete(running, s.name)
+			mu.Unlock()
 			switch {
 			case ctx.Err() != nil && stoppedBy(err):
 				log.Debug("service stopped", "service", s.name)
@@ -59,6 +86,27 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// reportSlowStop waits for the stop to begin (ctx done), then logs the services
+// still running every stopReportEvery until done is closed.
+func reportSlowStop(ctx context.Context, done <-chan struct{}, log *slog.Logger, running func() []string) {
+	select {
+	case <-ctx.Done():
+	case <-done:
+		return
+	}
+	began := time.Now()
+	t := time.NewTicker(stopReportEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			log.Warn("still stopping", "waiting_for", running(), "since", time.Since(began).Round(time.Second))
+		}
+	}
 }
 
 // stoppedBy reports whether err, returned by a service after the stop began,

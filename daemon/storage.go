@@ -28,7 +28,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	if err != nil {
 		return err
 	}
-	d.onClose(unlock)
+	d.onClose("home lock", unlock)
 	d.metrics = prometheus.NewRegistry()
 	d.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -59,7 +59,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
-	d.onClose(func() error {
+	d.onClose("store", func() error {
 		if err := d.db.Close(); err != nil {
 			return fmt.Errorf("closing store: %w", err)
 		}
@@ -102,7 +102,7 @@ func (d *Daemon) buildStorage(inMemory bool) error {
 		return fmt.Errorf("opening search index: %w", o.err)
 	}
 	d.index = o.index
-	d.onClose(d.index.Close)
+	d.onClose("search index", d.index.Close)
 	step("index wait")
 	d.indexer = search.NewIndexer(d.db, d.index)
 	d.indexer.Foreground = d.quiet

@@ -251,11 +251,24 @@ func help(ctx context.Context, g *globals, args []string) error {
 	return dispatch(ctx, g, append(args, "--help"))
 }
 
+// signalContext is done at the first SIGINT or SIGTERM, which begins a clean
+// stop. From then on the two signals have their default action again: a second
+// one ends the process at once, as a second Ctrl-C does elsewhere, for a stop
+// that hangs (what every acknowledged write needs is already on disk).
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
 func main() {
 	if completing() {
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
