@@ -252,14 +252,16 @@ func help(ctx context.Context, g *globals, args []string) error {
 }
 
 // signalContext is done at the first SIGINT or SIGTERM, which begins a clean
-// stop. From then on the two signals have their default action again: a second
-// one ends the process at once, as a second Ctrl-C does elsewhere, for a stop
-// that hangs (what every acknowledged write needs is already on disk).
+// stop. From then on SIGINT has its default action again: a second Ctrl-C ends
+// a stop that hangs at once (every acknowledged write is already on disk). A
+// later SIGTERM is still taken as the stop already under way: a supervisor such
+// as crow demo, whose children get the terminal's Ctrl-C too, stops them with
+// SIGTERM and waits for their clean exit.
 func signalContext() (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
-		stop()
+		signal.Reset(os.Interrupt)
 	}()
 	return ctx, stop
 }
