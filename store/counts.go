@@ -304,7 +304,9 @@ func (t *Txn) countTallies(old tally, new *Row) {
 	nt := tallyOf(new)
 	t.counts.move(old, nt)
 	if t.seen != nil {
-		t.seen[string(rowKey(new.Table, new.RowID))] = nt
+		k := rowKey(new.Table, new.RowID)
+		t.seen[string(k)] = nt
+		t.raiseAbove(k)
 	}
 }
 

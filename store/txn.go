@@ -37,6 +37,8 @@ type Txn struct {
 	// seen holds, in a read-write transaction, the counts of each row as GetRow read it or
 	// a PutRow wrote it in this transaction, so PutRow need not read the row again.
 	seen map[string]tally
+	// above holds the known-absent bounds once ExpectNewKeys turned them on (above.go).
+	above *aboveBounds
 }
 
 // View runs fn in a read-only transaction.
@@ -129,6 +131,17 @@ func txnErr(err error) error {
 // GetRow reads a row. It returns ErrNotFound if the row does not exist; a tombstone is
 // returned as a row with Deleted set.
 func (t *Txn) GetRow(table, rowID string) (*Row, error) {
+	if t.above != nil && ValidTable(table) {
+		key := rowKey(table, rowID)
+		absent, err := t.knownAbsent(tablePrefix(table), key)
+		if err != nil {
+			return nil, err
+		}
+		if absent {
+			t.seen[string(key)] = tally{}
+			return nil, ErrNotFound
+		}
+	}
 	r, err := getRow(t.txn, table, rowID)
 	if t.seen != nil && (err == nil || errors.Is(err, ErrNotFound)) {
 		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
@@ -289,6 +302,7 @@ func (t *Txn) Set(key, val []byte) error {
 	if err := t.txn.Set(key, val); err != nil {
 		return fmt.Errorf("writing %q: %w", key, txnErr(err))
 	}
+	t.raiseAbove(key)
 	return nil
 }
 

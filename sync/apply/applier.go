@@ -303,6 +303,12 @@ func (a *Applier) stageLocked(txn *store.Txn, key feed.PublicKey, author string,
 	if cp != start {
 		return nil, errMoved
 	}
+	if len(entries) >= expectNewKeysFrom {
+		// A long range (a first sync, a catch-up) mostly creates rows this
+		// replica has never held: their reads miss, and are answered
+		// without a lookup (store.Txn.ExpectNewKeys).
+		txn.ExpectNewKeys()
+	}
 	b, err := txn.BeginBatch()
 	if err != nil {
 		return nil, err
@@ -460,10 +466,16 @@ func (a *Applier) stageRecord(txn *store.Txn, b *store.TxnBatch, idx uint64, rec
 	return nil
 }
 
-func stateKey(table, rowID string) []byte { return []byte("n/apply/r/" + table + "/" + rowID) }
+// expectNewKeysFrom is the number of entries from which a commit turns on known-absent
+// reads: below it the one reverse seek per table they cost is more than the misses save.
+const expectNewKeysFrom = 32
+
+func stateKey(table, rowID string) []byte { return []byte(statePrefix(table) + rowID) }
+
+func statePrefix(table string) string { return "n/apply/r/" + table + "/" }
 
 func loadState(txn *store.Txn, table, rowID string) (*rowState, error) {
-	b, ok, err := txn.Get(stateKey(table, rowID))
+	b, ok, err := txn.GetIn([]byte(statePrefix(table)), stateKey(table, rowID))
 	if err != nil {
 		return nil, fmt.Errorf("reading apply state of %s/%s: %w", table, rowID, err)
 	}

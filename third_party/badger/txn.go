@@ -533,6 +533,12 @@ func (txn *Txn) addReadKey(key []byte) {
 	}
 }
 
+// MarkRead records key as read by this read-write transaction, as Get does, without
+// reading it (crow's patch): a caller that knows key is absent from the transaction's
+// snapshot without looking it up (crow's store: it sorts above every key held under its
+// prefix) still conflicts with a transaction that writes key after this one began.
+func (txn *Txn) MarkRead(key []byte) { txn.addReadKey(key) }
+
 // Discard discards a created transaction. This method is very important and must be called. Commit
 // method calls this internally, however, calling this multiple times doesn't cause any issues. So,
 // this can safely be called via a defer right when transaction is created.
