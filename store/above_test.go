@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -278,5 +279,76 @@ func TestExpectNewKeysStillConflicts(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A write batch large enough for known-absent reads resolves every mutation as the same
+// mutations written one per call (each read looked up) do: updates and deletes of held
+// rows find them, new rows below and above the highest held id are created.
+func TestExpectNewKeysWriterBatch(t *testing.T) {
+	ctx := context.Background()
+	var muts []Mutation
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprintf("m%04d", i)
+		op := OpPut
+		if i < 200 && i%10 == 4 {
+			op = OpDelete
+		}
+		muts = append(muts, Mutation{Table: TableMemories, RowID: id, Op: op, Data: json.RawMessage(fmt.Sprintf(`{"v":%d}`, i))})
+	}
+	if len(muts) < expectNewRowsFrom {
+		t.Fatal("the batch is below the known-absent threshold")
+	}
+	rows := map[bool]map[string]*Row{}
+	for _, oneCall := range []bool{true, false} {
+		db := openTest(t, t.TempDir())
+		w := startWriter(t, db, &fakeJournal{})
+		for i := 0; i < 200; i += 2 {
+			id := fmt.Sprintf("m%04d", i)
+			if _, err := w.Write(ctx, Mutation{Table: TableMemories, RowID: id, Op: OpPut, Data: json.RawMessage(`{"held":true}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Odd ids below 200 are new, so their deletes are refused: only even ones.
+		var ms []Mutation
+		for _, m := range muts {
+			var n int
+			fmt.Sscanf(m.RowID, "m%d", &n)
+			if m.Op == OpDelete && n%2 == 1 {
+				continue
+			}
+			ms = append(ms, m)
+		}
+		if oneCall {
+			if _, err := w.Write(ctx, ms...); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for _, m := range ms {
+				if _, err := w.Write(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got := map[string]*Row{}
+		if err := db.View(func(txn *Txn) error {
+			return txn.ScanRows(TableMemories, func(r *Row) error { got[r.RowID] = r; return nil })
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rows[oneCall] = got
+		db.Close()
+	}
+	if len(rows[true]) != 300 || len(rows[false]) != 300 {
+		t.Fatalf("%d rows in one call, %d one by one; want 300", len(rows[true]), len(rows[false]))
+	}
+	for id, a := range rows[true] {
+		b := rows[false][id]
+		if b == nil || a.Deleted != b.Deleted || !maps.Equal(a.VV, b.VV) || !jsonEqual(a.Data, b.Data) {
+			t.Fatalf("row %s: %+v in one call, %+v one by one", id, a, b)
+		}
+	}
+	if r := rows[true]["m0010"]; r.VV["inst-a"] != 2 {
+		t.Fatalf("held row m0010 updated in the batch has vector %v: the update did not find it", r.VV)
 	}
 }

@@ -387,6 +387,34 @@ func (w *Writer) commitBatch(reqs []*request) {
 	}
 }
 
+// expectNewRowsFrom is the number of mutations from which a write batch turns on
+// known-absent reads: below it the reverse seek per table they cost is more than the
+// misses save.
+const expectNewRowsFrom = 32
+
+func countMutations(reqs []*request) int {
+	n := 0
+	for _, r := range reqs {
+		n += len(r.muts)
+	}
+	return n
+}
+
+// readForWrite reads the row a write is about to replace (nil: none), answering from the
+// known-absent bounds when they are on. Unlike GetRow it leaves seen alone: the writer
+// passes the row it read to the counts itself.
+func (t *Txn) readForWrite(table, rowID string) (*Row, error) {
+	absent, err := t.knownAbsent(tablePrefix(table), rowKey(table, rowID))
+	if err != nil || absent {
+		return nil, err
+	}
+	r, err := getRow(t.txn, table, rowID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return r, err
+}
+
 type pendingWrite struct {
 	row *Row
 	op  Op
@@ -406,6 +434,11 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	if nmuts := countMutations(reqs); nmuts >= expectNewRowsFrom {
+		// A bulk write or a large group mostly creates rows (new ULIDs, above every id
+		// held): their reads miss, and are answered without a lookup (above.go).
+		t.ExpectNewKeys()
+	}
 	now := w.db.now().UTC().Truncate(1e9) // whole seconds: replicas rebuild it from the record
 	batch := map[string]*Row{}            // rows written so far in this batch
 	var writes []pendingWrite
@@ -422,10 +455,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 				existing = batch[key]
 			}
 			if existing == nil {
-				existing, err = getRow(txn, m.Table, m.RowID)
-				if errors.Is(err, ErrNotFound) {
-					existing, err = nil, nil
-				}
+				existing, err = t.readForWrite(m.Table, m.RowID)
 				if err != nil {
 					return nil, nil, 0, err
 				}
