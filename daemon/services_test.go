@@ -1,14 +1,11 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,53 +45,55 @@ func TestRunServicesReportsSlowStop(t *testing.T) {
 	old := stopReportEvery
 	stopReportEvery = 20 * time.Millisecond
 	defer func() { stopReportEvery = old }()
-	var buf syncBuffer
-	log := slog.New(slog.NewTextHandler(&buf, nil))
+	records := make(recordSink, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	release := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
-		cancel()
-		for !strings.Contains(buf.String(), "still stopping") {
-			time.Sleep(5 * time.Millisecond)
-		}
-		close(release)
+		done <- runServices(ctx, slog.New(records),
+			service{"writer", func(ctx context.Context) error { <-ctx.Done(); return nil }},
+			service{"sync", func(ctx context.Context) error { <-ctx.Done(); <-release; return nil }},
+		)
 	}()
-	err := runServices(ctx, log,
-		service{"writer", func(ctx context.Context) error { <-ctx.Done(); return nil }},
-		service{"sync", func(ctx context.Context) error { <-ctx.Done(); <-release; return nil }},
-	)
-	if err != nil {
+	cancel()
+	r := <-records
+	var waiting string
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "waiting_for" {
+			waiting = a.Value.String()
+		}
+		return true
+	})
+	if r.Message != "still stopping" || waiting != "[sync]" {
+		t.Fatalf("logged %q waiting_for=%s; want still stopping, waiting for [sync] alone", r.Message, waiting)
+	}
+	close(release)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
-	if !strings.Contains(out, "waiting_for=[sync]") {
-		t.Fatalf("the slow stop's log does not name the service holding it:\n%s", out)
-	}
-	if strings.Contains(out, "writer") {
-		t.Fatalf("the log names a service that had stopped:\n%s", out)
-	}
 	// Nothing is reported once the services returned.
-	n := strings.Count(out, "still stopping")
+	for len(records) > 0 {
+		<-records
+	}
 	time.Sleep(100 * time.Millisecond)
-	if m := strings.Count(buf.String(), "still stopping"); m != n {
-		t.Fatalf("still reporting after the stop: %d reports, then %d", n, m)
+	if n := len(records); n != 0 {
+		t.Fatalf("%d reports after the stop", n)
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// recordSink is a slog handler that hands each record to the test.
+type recordSink chan slog.Record
+
+func (c recordSink) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (c recordSink) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case c <- r.Clone():
+	default:
+	}
+	return nil
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
+func (c recordSink) WithAttrs([]slog.Attr) slog.Handler { return c }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+func (c recordSink) WithGroup(string) slog.Handler { return c }
