@@ -41,9 +41,10 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 	for _, s := range svcs {
 		running[s.name] = true
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go reportSlowStop(ctx, done, log, func() []string {
+	done, reported := make(chan struct{}), make(chan struct{})
+	defer func() { close(done); <-reported }()
+	every := stopReportEvery
+	go reportSlowStop(ctx, done, reported, log, every, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		names := make([]string, 0, len(running))
@@ -89,15 +90,17 @@ func runServices(ctx context.Context, log *slog.Logger, svcs ...service) error {
 }
 
 // reportSlowStop waits for the stop to begin (ctx done), then logs the services
-// still running every stopReportEvery until done is closed.
-func reportSlowStop(ctx context.Context, done <-chan struct{}, log *slog.Logger, running func() []string) {
+// still running every interval until done is closed; it closes reported as it
+// returns.
+func reportSlowStop(ctx context.Context, done <-chan struct{}, reported chan<- struct{}, log *slog.Logger, every time.Duration, running func() []string) {
+	defer close(reported)
 	select {
 	case <-ctx.Done():
 	case <-done:
 		return
 	}
 	began := time.Now()
-	t := time.NewTicker(stopReportEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
