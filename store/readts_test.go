@@ -36,15 +36,7 @@ func TestReadDoesNotWaitForCommitInFlight(t *testing.T) {
 		}
 	})
 	defer y.SetDataSyncHook(nil)
-	committed := make(chan error, 1)
-	go func() {
-		committed <- db.Update(ctx, func(txn *Txn) error { return txn.Set([]byte("x/inflight"), []byte("2")) })
-	}()
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the commit never reached its WAL sync")
-	}
+	committed := setHeld(t, db, "x/inflight", "2", held)
 
 	read := func() (before, inflight bool) {
 		done := make(chan struct{})
@@ -223,15 +215,7 @@ func TestQueuedCommitsShareOneWALSync(t *testing.T) {
 			t.Fatal("the queued transactions never began")
 		}
 	}
-	first := make(chan error, 1)
-	go func() {
-		first <- db.Update(ctx, func(txn *Txn) error { return txn.Set([]byte("x/first"), []byte("v")) })
-	}()
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first commit never reached its WAL sync")
-	}
+	first := setHeld(t, db, "x/first", "v", held)
 	// The 20 commit now, behind the held sync.
 	time.Sleep(200 * time.Millisecond)
 	if r := returned.Load(); r != 0 {
@@ -251,4 +235,21 @@ func TestQueuedCommitsShareOneWALSync(t *testing.T) {
 		t.Fatalf("%d WAL syncs for %d queued commits: one per commit, not per batch", s, n)
 	}
 	t.Logf("%d queued commits, %d WAL syncs", n, syncs.Load())
+}
+
+// setHeld commits key=val in the background and returns once its WAL sync is
+// held (held closed by the test's sync hook); the commit's result comes on the
+// channel returned.
+func setHeld(t *testing.T, db *DB, key, val string, held <-chan struct{}) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		done <- db.Update(context.Background(), func(txn *Txn) error { return txn.Set([]byte(key), []byte(val)) })
+	}()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the commit of %s never reached its WAL sync", key)
+	}
+	return done
 }
