@@ -131,20 +131,33 @@ func txnErr(err error) error {
 // GetRow reads a row. It returns ErrNotFound if the row does not exist; a tombstone is
 // returned as a row with Deleted set.
 func (t *Txn) GetRow(table, rowID string) (*Row, error) {
-	if t.above != nil && ValidTable(table) {
-		key := rowKey(table, rowID)
-		absent, err := t.knownAbsent(tablePrefix(table), key)
-		if err != nil {
-			return nil, err
-		}
-		if absent {
-			t.seen[string(key)] = tally{}
-			return nil, ErrNotFound
-		}
+	r, err := t.readRow(table, rowID)
+	if err != nil {
+		return nil, err
+	}
+	if t.seen != nil {
+		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
+	}
+	if r == nil {
+		return nil, ErrNotFound
+	}
+	return r, nil
+}
+
+// readRow reads a row (nil: there is none), answered from the known-absent bounds when
+// they are on (above.go). Unlike GetRow it leaves seen alone: the writer passes the row
+// it read to the counts itself.
+func (t *Txn) readRow(table, rowID string) (*Row, error) {
+	if !ValidTable(table) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
+	}
+	absent, err := t.knownAbsent(tablePrefix(table), rowKey(table, rowID))
+	if err != nil || absent {
+		return nil, err
 	}
 	r, err := getRow(t.txn, table, rowID)
-	if t.seen != nil && (err == nil || errors.Is(err, ErrNotFound)) {
-		t.seen[string(rowKey(table, rowID))] = tallyOf(r)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
 	}
 	return r, err
 }

@@ -400,21 +400,6 @@ func countMutations(reqs []*request) int {
 	return n
 }
 
-// readForWrite reads the row a write is about to replace (nil: none), answering from the
-// known-absent bounds when they are on. Unlike GetRow it leaves seen alone: the writer
-// passes the row it read to the counts itself.
-func (t *Txn) readForWrite(table, rowID string) (*Row, error) {
-	absent, err := t.knownAbsent(tablePrefix(table), rowKey(table, rowID))
-	if err != nil || absent {
-		return nil, err
-	}
-	r, err := getRow(t.txn, table, rowID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	return r, err
-}
-
 type pendingWrite struct {
 	row *Row
 	op  Op
@@ -455,7 +440,7 @@ func (w *Writer) stageBatch(t *Txn, reqs []*request) (outs []outcome, commit fun
 				existing = batch[key]
 			}
 			if existing == nil {
-				existing, err = t.readForWrite(m.Table, m.RowID)
+				existing, err = t.readRow(m.Table, m.RowID)
 				if err != nil {
 					return nil, nil, 0, err
 				}
